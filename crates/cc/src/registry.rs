@@ -1,0 +1,279 @@
+//! The one registry of algorithms: names, typed parameters with Linux's
+//! defaults, sources, and the factory that builds an [`AnyCc`].
+//!
+//! The experiment-file validation and `ccarena list cc` both read this table,
+//! so a parameter exists in exactly one place.
+
+use crate::{cubic, reno, AnyCc};
+
+/// A parameter value as given in an experiment file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Bool(b) => write!(f, "{b}"),
+            ParamValue::Int(i) => write!(f, "{i}"),
+            ParamValue::Float(x) => write!(f, "{x}"),
+            ParamValue::Str(s) => write!(f, "\"{s}\""),
+        }
+    }
+}
+
+/// The type and range a parameter accepts.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamKind {
+    Bool,
+    Int { min: i64, max: i64 },
+    Float { min: f64, max: f64 },
+    Choice(&'static [&'static str]),
+}
+
+/// A parameter's default, stored statically.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamDefault {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'static str),
+}
+
+impl ParamDefault {
+    fn value(self) -> ParamValue {
+        match self {
+            ParamDefault::Bool(b) => ParamValue::Bool(b),
+            ParamDefault::Int(i) => ParamValue::Int(i),
+            ParamDefault::Float(x) => ParamValue::Float(x),
+            ParamDefault::Str(s) => ParamValue::Str(s.to_string()),
+        }
+    }
+}
+
+/// One typed parameter of an algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub default: ParamDefault,
+    /// What it does, its unit, and where the default comes from.
+    pub doc: &'static str,
+}
+
+/// One registered algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct AlgoInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The implementation followed and the papers/RFCs behind it.
+    pub source: &'static str,
+    /// Loss recovery the sender runs unless the flow says otherwise: "prr" or "newreno".
+    pub default_recovery: &'static str,
+    pub params: &'static [ParamSpec],
+    /// A reference this implementation relies on is not confirmed by a second source.
+    pub unconfirmed: bool,
+}
+
+/// Resolved parameters: every parameter of the algorithm, in the registry's
+/// order, with the given value or the default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params(pub Vec<(String, ParamValue)>);
+
+impl Params {
+    fn get(&self, name: &str) -> &ParamValue {
+        &self
+            .0
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("parameter {name} missing after resolution"))
+            .1
+    }
+    pub fn bool(&self, name: &str) -> bool {
+        match self.get(name) {
+            ParamValue::Bool(b) => *b,
+            v => panic!("parameter {name} resolved to {v}, not a bool"),
+        }
+    }
+    pub fn int(&self, name: &str) -> i64 {
+        match self.get(name) {
+            ParamValue::Int(i) => *i,
+            v => panic!("parameter {name} resolved to {v}, not an integer"),
+        }
+    }
+    pub fn float(&self, name: &str) -> f64 {
+        match self.get(name) {
+            ParamValue::Float(x) => *x,
+            ParamValue::Int(i) => *i as f64,
+            v => panic!("parameter {name} resolved to {v}, not a number"),
+        }
+    }
+    pub fn str(&self, name: &str) -> &str {
+        match self.get(name) {
+            ParamValue::Str(s) => s,
+            v => panic!("parameter {name} resolved to {v}, not a string"),
+        }
+    }
+}
+
+/// A parameter error: which parameter (if one) and what was expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamError {
+    /// `None` when the algorithm name itself is wrong.
+    pub param: Option<String>,
+    pub message: String,
+}
+
+const RENO_SOURCE: &str = "Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_reno_ssthresh); RFC 5681";
+
+static ALGORITHMS: &[AlgoInfo] = &[
+    AlgoInfo {
+        name: "cubic",
+        summary: "CUBIC: window grows as a cubic function of time since the last loss (Linux default)",
+        source: "Linux net/ipv4/tcp_cubic.c v2.3; RFC 9438; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; HyStart: Ha & Rhee, Computer Networks 2011",
+        default_recovery: "prr",
+        params: cubic::PARAMS,
+        unconfirmed: false,
+    },
+    AlgoInfo {
+        name: "newreno",
+        summary: "NewReno: Reno's window rules with RFC 6582 fast recovery (inflate per dupACK, deflate on partial ACK)",
+        source: "RFC 6582; RFC 5681",
+        default_recovery: "newreno",
+        params: &[],
+        unconfirmed: false,
+    },
+    AlgoInfo {
+        name: "reno",
+        summary: "Reno as Linux runs it: slow start, +1 packet per RTT, halve on loss, SACK + PRR recovery",
+        source: RENO_SOURCE,
+        default_recovery: "prr",
+        params: &[],
+        unconfirmed: false,
+    },
+];
+
+/// All registered algorithms, sorted by name.
+pub fn algorithms() -> &'static [AlgoInfo] {
+    ALGORITHMS
+}
+
+/// Looks up an algorithm by name.
+pub fn info(name: &str) -> Result<&'static AlgoInfo, ParamError> {
+    ALGORITHMS.iter().find(|a| a.name == name).ok_or_else(|| {
+        let known: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
+        ParamError {
+            param: None,
+            message: format!("unknown algorithm \"{name}\" (known: {})", known.join(", ")),
+        }
+    })
+}
+
+fn check(spec: &ParamSpec, v: &ParamValue) -> Result<ParamValue, String> {
+    match (spec.kind, v) {
+        (ParamKind::Bool, ParamValue::Bool(b)) => Ok(ParamValue::Bool(*b)),
+        (ParamKind::Bool, _) => Err(format!("expected true or false, got {v}")),
+        (ParamKind::Int { min, max }, ParamValue::Int(i)) => {
+            if *i < min || *i > max {
+                Err(format!("expected an integer in [{min}, {max}], got {i}"))
+            } else {
+                Ok(ParamValue::Int(*i))
+            }
+        }
+        (ParamKind::Int { min, max }, _) => Err(format!("expected an integer in [{min}, {max}], got {v}")),
+        (ParamKind::Float { min, max }, ParamValue::Float(_) | ParamValue::Int(_)) => {
+            let x = match v {
+                ParamValue::Float(x) => *x,
+                ParamValue::Int(i) => *i as f64,
+                _ => unreachable!(),
+            };
+            if !x.is_finite() || x < min || x > max {
+                Err(format!("expected a number in [{min}, {max}], got {v}"))
+            } else {
+                Ok(ParamValue::Float(x))
+            }
+        }
+        (ParamKind::Float { min, max }, _) => Err(format!("expected a number in [{min}, {max}], got {v}")),
+        (ParamKind::Choice(choices), ParamValue::Str(s)) if choices.contains(&s.as_str()) => {
+            Ok(ParamValue::Str(s.clone()))
+        }
+        (ParamKind::Choice(choices), _) => Err(format!("expected one of {}, got {v}", choices.join(", "))),
+    }
+}
+
+/// Checks the given parameters against the algorithm's table and fills in defaults.
+pub fn resolve_params(name: &str, given: &[(String, ParamValue)]) -> Result<Params, ParamError> {
+    let info = info(name)?;
+    for (k, _) in given {
+        if !info.params.iter().any(|p| p.name == k) {
+            let known: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            return Err(ParamError {
+                param: Some(k.clone()),
+                message: format!("unknown parameter \"{k}\" for {name} (known: {known})"),
+            });
+        }
+    }
+    let mut out = Vec::with_capacity(info.params.len());
+    for spec in info.params {
+        let v = match given.iter().find(|(k, _)| k == spec.name) {
+            Some((_, v)) => check(spec, v).map_err(|m| ParamError { param: Some(spec.name.to_string()), message: m })?,
+            None => spec.default.value(),
+        };
+        out.push((spec.name.to_string(), v));
+    }
+    Ok(Params(out))
+}
+
+/// Builds an algorithm instance from its name and (unresolved) parameters.
+pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamError> {
+    let p = resolve_params(name, given)?;
+    Ok(match name {
+        "reno" => AnyCc::Reno(reno::Reno),
+        "newreno" => AnyCc::NewReno(reno::NewReno),
+        "cubic" => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::from_params(&p))),
+        _ => unreachable!("registered algorithm {name} has no constructor"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_algorithm_lists_known() {
+        let e = build("cubik", &[]).unwrap_err();
+        assert_eq!(e.message, "unknown algorithm \"cubik\" (known: cubic, newreno, reno)");
+    }
+
+    #[test]
+    fn names_are_sorted_and_unique() {
+        let names: Vec<&str> = algorithms().iter().map(|a| a.name).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn every_algorithm_builds_with_defaults() {
+        for a in algorithms() {
+            build(a.name, &[]).unwrap();
+            assert!(a.default_recovery == "prr" || a.default_recovery == "newreno");
+        }
+    }
+
+    #[test]
+    fn parameters_are_type_and_range_checked() {
+        let e = build("cubic", &[("beta".into(), ParamValue::Float(1.5))]).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("beta"));
+        let e = build("cubic", &[("hystart".into(), ParamValue::Int(1))]).unwrap_err();
+        assert!(e.message.contains("true or false"), "{}", e.message);
+        let e = build("reno", &[("beta".into(), ParamValue::Float(0.5))]).unwrap_err();
+        assert!(e.message.contains("unknown parameter"), "{}", e.message);
+    }
+}

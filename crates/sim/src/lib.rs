@@ -1,0 +1,204 @@
+//! The ccarena packet-level simulator.
+//!
+//! A dumbbell: every flow has its own sender and receiver with per-flow
+//! access delays (so flows may have different RTTs), all data crosses one
+//! bottleneck [`net::Port`] and all ACKs cross a reverse port, which has its
+//! own queue so that later experiments can congest it.
+//!
+//! ```text
+//!  sender i ──(a_i)──► [forward port: qdisc → rate C] ──(d + b_i)──► receiver i
+//!  sender i ◄──(d + a_i)── [reverse port: qdisc → rate C_r] ◄──(b_i)── receiver i
+//!  a_i = b_i = (rtt_i/2 − d)/2,  d = bottleneck propagation delay
+//! ```
+//!
+//! Time is integer picoseconds; events run in (time, insertion) order; all
+//! randomness comes from generators owned by the simulation, so the same
+//! config and seed give the same output, and simulations may run on several
+//! threads at once. Every run ends with a packet-conservation check.
+
+pub mod event;
+pub mod hist;
+pub mod net;
+pub mod packet;
+pub mod rng;
+pub mod sim;
+pub mod tcp;
+pub mod trace;
+
+pub use net::QueueLimit;
+pub use sim::{run, Simulator};
+pub use tcp::sender::{App, Recovery};
+pub use trace::Column;
+
+use cc::ParamValue;
+
+/// A bottleneck (or reverse) link.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    /// One-way propagation delay of the link itself, ns.
+    pub delay_ns: u64,
+    pub limit: QueueLimit,
+    /// Bernoulli loss probability for data packets arriving at the port.
+    pub loss: f64,
+}
+
+/// One flow, fully resolved.
+#[derive(Clone, Debug)]
+pub struct FlowConfig {
+    pub cc: String,
+    pub params: Vec<(String, ParamValue)>,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    /// Round-trip propagation delay, ns.
+    pub rtt_ns: u64,
+    pub mss: u32,
+    pub header_bytes: u32,
+    pub init_cwnd: u32,
+    pub rwnd_bytes: Option<u64>,
+    pub pacing: bool,
+    /// `None`: the algorithm's default recovery.
+    pub recovery: Option<Recovery>,
+    pub app: App,
+}
+
+/// A whole experiment, fully resolved.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub interval_ns: u64,
+    pub trace: bool,
+    pub bottleneck: LinkConfig,
+    pub reverse: LinkConfig,
+    pub flows: Vec<FlowConfig>,
+}
+
+/// Per-flow results.
+#[derive(Clone, Debug)]
+pub struct FlowStats {
+    pub id: u32,
+    pub cc: String,
+    pub recovery: &'static str,
+    pub metric_names: &'static [&'static str],
+    pub sent_pkts: u64,
+    pub retrans_pkts: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub goodput_bytes: u64,
+    pub bottleneck_bytes: u64,
+    pub drops: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub completion_ns: Option<u64>,
+    pub rtt: hist::Histogram,
+}
+
+impl FlowStats {
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("sent_pkts", self.sent_pkts),
+            ("retrans_pkts", self.retrans_pkts),
+            ("timeouts", self.timeouts),
+            ("fast_recoveries", self.fast_recoveries),
+            ("goodput_bytes", self.goodput_bytes),
+            ("bottleneck_bytes", self.bottleneck_bytes),
+            ("drops", self.drops),
+            ("start_ns", self.start_ns),
+            ("end_ns", self.end_ns),
+        ]
+    }
+
+    /// RTT statistics in µs (None when the flow took no sample).
+    pub fn rtt_quantiles_us(&self) -> Vec<(&'static str, Option<f64>)> {
+        vec![
+            ("rtt_min_us", self.rtt.min().map(|v| v as f64)),
+            ("rtt_mean_us", self.rtt.mean()),
+            ("rtt_p50_us", self.rtt.quantile(0.5)),
+            ("rtt_p99_us", self.rtt.quantile(0.99)),
+        ]
+    }
+}
+
+/// Bottleneck results.
+#[derive(Clone, Debug)]
+pub struct QueueStats {
+    pub arrivals: u64,
+    pub drops: u64,
+    pub random_drops: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub max_backlog_pkts: u64,
+    /// Queueing delay (enqueue to start of transmission), ns.
+    pub delay: hist::Histogram,
+    pub reverse_drops: u64,
+    pub reverse_delay: hist::Histogram,
+}
+
+impl QueueStats {
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("arrivals", self.arrivals),
+            ("drops", self.drops),
+            ("random_drops", self.random_drops),
+            ("tx_packets", self.tx_packets),
+            ("tx_bytes", self.tx_bytes),
+            ("max_backlog_pkts", self.max_backlog_pkts),
+            ("reverse_drops", self.reverse_drops),
+        ]
+    }
+
+    /// Queueing-delay statistics in µs.
+    pub fn delay_quantiles_us(&self) -> Vec<(&'static str, Option<f64>)> {
+        let us = |v: Option<f64>| v.map(|x| x / 1_000.0);
+        vec![
+            ("delay_mean_us", us(self.delay.mean())),
+            ("delay_p50_us", us(self.delay.quantile(0.5))),
+            ("delay_p99_us", us(self.delay.quantile(0.99))),
+            ("reverse_delay_p50_us", us(self.reverse_delay.quantile(0.5))),
+            ("reverse_delay_p99_us", us(self.reverse_delay.quantile(0.99))),
+        ]
+    }
+}
+
+/// Packet accounting at the end of a run:
+/// created = delivered + dropped + queued + in_flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Conservation {
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub queued: u64,
+    pub in_flight: u64,
+}
+
+impl Conservation {
+    pub fn holds(&self) -> bool {
+        self.created == self.delivered + self.dropped + self.queued + self.in_flight
+    }
+
+    pub fn fields(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("created", self.created),
+            ("delivered", self.delivered),
+            ("dropped", self.dropped),
+            ("queued", self.queued),
+            ("in_flight", self.in_flight),
+        ]
+    }
+}
+
+/// Everything a run produces.
+#[derive(Debug)]
+pub struct Output {
+    pub flow_columns: Vec<(&'static str, Column)>,
+    pub queue_columns: Vec<(&'static str, Column)>,
+    pub flows: Vec<FlowStats>,
+    pub queue: QueueStats,
+    pub conservation: Conservation,
+    pub events: u64,
+    /// Data packets that crossed the bottleneck.
+    pub bottleneck_data_packets: u64,
+    /// Wall-clock seconds spent in the event loop.
+    pub engine_seconds: f64,
+}

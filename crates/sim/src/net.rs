@@ -1,0 +1,250 @@
+//! Links: a [`Port`] is a queue discipline in front of a serialiser of fixed
+//! rate; a [`DelayLine`] is constant propagation delay. Both keep at most one
+//! pending event: the port its next transmission end, the line its head
+//! packet's arrival (a constant-delay line is FIFO, htsim's `Pipe`).
+
+use crate::event::{Time, PS_PER_S};
+use crate::packet::PacketId;
+use std::collections::VecDeque;
+
+/// Where a packet goes after a component is done with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    Line(u32),
+    Port(u32),
+    Receiver(u32),
+    Sender(u32),
+}
+
+/// Queue capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+/// Tail-drop FIFO limited in packets or bytes.
+#[derive(Debug)]
+pub struct DropTail {
+    pub limit: QueueLimit,
+    q: VecDeque<PacketId>,
+    bytes: u64,
+}
+
+impl DropTail {
+    pub fn new(limit: QueueLimit) -> DropTail {
+        DropTail { limit, q: VecDeque::with_capacity(1024), bytes: 0 }
+    }
+
+    /// Admits the packet, or returns false (tail drop) if it would exceed the limit.
+    #[inline]
+    pub fn enqueue(&mut self, id: PacketId, wire_len: u32) -> bool {
+        let fits = match self.limit {
+            QueueLimit::Packets(n) => (self.q.len() as u64) < n,
+            QueueLimit::Bytes(b) => self.bytes + wire_len as u64 <= b,
+        };
+        if fits {
+            self.q.push_back(id);
+            self.bytes += wire_len as u64;
+        }
+        fits
+    }
+
+    #[inline]
+    pub fn dequeue(&mut self, wire_len_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
+        let id = self.q.pop_front()?;
+        self.bytes -= wire_len_of(id) as u64;
+        Some(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// Queue disciplines, dispatched statically.
+#[derive(Debug)]
+pub enum Qdisc {
+    DropTail(DropTail),
+}
+
+impl Qdisc {
+    #[inline]
+    pub fn enqueue(&mut self, id: PacketId, wire_len: u32) -> bool {
+        match self {
+            Qdisc::DropTail(q) => q.enqueue(id, wire_len),
+        }
+    }
+    #[inline]
+    pub fn dequeue(&mut self, wire_len_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
+        match self {
+            Qdisc::DropTail(q) => q.dequeue(wire_len_of),
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            Qdisc::DropTail(q) => q.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Qdisc::DropTail(q) => q.bytes(),
+        }
+    }
+}
+
+/// Direction of a port in the dumbbell: data (forward) or ACK (reverse).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Forward,
+    Reverse,
+}
+
+/// A queue and a serialiser. The packet being serialised has left the queue.
+#[derive(Debug)]
+pub struct Port {
+    pub dir: Dir,
+    pub rate_bps: u64,
+    pub qdisc: Qdisc,
+    /// Packet being serialised, if any.
+    pub busy: Option<PacketId>,
+    /// Bernoulli loss probability applied to arriving data packets.
+    pub loss: f64,
+    // Counters.
+    pub arrivals: u64,
+    pub drops: u64,
+    pub random_drops: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub max_backlog_pkts: u64,
+}
+
+impl Port {
+    pub fn new(dir: Dir, rate_bps: u64, limit: QueueLimit, loss: f64) -> Port {
+        Port {
+            dir,
+            rate_bps,
+            qdisc: Qdisc::DropTail(DropTail::new(limit)),
+            busy: None,
+            loss,
+            arrivals: 0,
+            drops: 0,
+            random_drops: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            max_backlog_pkts: 0,
+        }
+    }
+
+    /// Serialisation time of `wire_len` bytes, picoseconds (rounded up).
+    #[inline]
+    pub fn tx_time(&self, wire_len: u32) -> Time {
+        let bits = wire_len as u128 * 8 * PS_PER_S as u128;
+        bits.div_ceil(self.rate_bps as u128) as Time
+    }
+
+    /// Packets held by the port: queued plus the one on the wire.
+    pub fn held(&self) -> u64 {
+        self.qdisc.len() as u64 + self.busy.is_some() as u64
+    }
+}
+
+/// A constant-delay FIFO line.
+#[derive(Debug)]
+pub struct DelayLine {
+    pub delay: Time,
+    pub next: Hop,
+    q: VecDeque<(Time, PacketId)>,
+}
+
+impl DelayLine {
+    pub fn new(delay: Time, next: Hop) -> DelayLine {
+        DelayLine { delay, next, q: VecDeque::with_capacity(256) }
+    }
+
+    /// Adds a packet at `now`; returns its arrival time if the line was empty
+    /// (the caller then schedules the line's single pending event).
+    #[inline]
+    pub fn push(&mut self, now: Time, id: PacketId) -> Option<Time> {
+        let at = now + self.delay;
+        let was_empty = self.q.is_empty();
+        self.q.push_back((at, id));
+        was_empty.then_some(at)
+    }
+
+    /// Takes the head packet if it has arrived by `now`.
+    #[inline]
+    pub fn pop_due(&mut self, now: Time) -> Option<PacketId> {
+        match self.q.front() {
+            Some(&(at, id)) if at <= now => {
+                self.q.pop_front();
+                Some(id)
+            }
+            _ => None,
+        }
+    }
+
+    /// Arrival time of the head packet.
+    #[inline]
+    pub fn head_time(&self) -> Option<Time> {
+        self.q.front().map(|&(at, _)| at)
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialisation_time_is_exact() {
+        let p = Port::new(Dir::Forward, 100_000_000, QueueLimit::Packets(10), 0.0);
+        assert_eq!(p.tx_time(1500), 120_000_000); // 1500 B at 100 Mbit/s = 120 µs
+        let p = Port::new(Dir::Forward, 1_000_000_000, QueueLimit::Packets(10), 0.0);
+        assert_eq!(p.tx_time(1500), 12_000_000);
+    }
+
+    #[test]
+    fn droptail_limits() {
+        let mut q = DropTail::new(QueueLimit::Packets(2));
+        assert!(q.enqueue(1, 1500));
+        assert!(q.enqueue(2, 1500));
+        assert!(!q.enqueue(3, 1500));
+        let mut q = DropTail::new(QueueLimit::Bytes(3000));
+        assert!(q.enqueue(1, 1500));
+        assert!(q.enqueue(2, 1000));
+        assert!(!q.enqueue(3, 600));
+        assert!(q.enqueue(4, 500));
+        assert_eq!(q.bytes(), 3000);
+        assert_eq!(q.dequeue(|id| [0, 1500, 1000, 0, 500][id as usize]), Some(1));
+        assert_eq!(q.bytes(), 1500);
+    }
+
+    #[test]
+    fn delay_line_is_fifo_with_one_pending_time() {
+        let mut l = DelayLine::new(10, Hop::Receiver(0));
+        assert_eq!(l.push(0, 7), Some(10));
+        assert_eq!(l.push(3, 8), None);
+        assert_eq!(l.pop_due(9), None);
+        assert_eq!(l.pop_due(10), Some(7));
+        assert_eq!(l.head_time(), Some(13));
+    }
+}

@@ -1,0 +1,123 @@
+//! Packets and the arena that holds them.
+//!
+//! A packet is plain data; it lives in a slot of the [`PacketArena`] from the
+//! moment a host creates it until it is consumed or dropped, and components
+//! pass its [`PacketId`]. Slots are reused through a free list, so after the
+//! first window the hot path allocates nothing.
+
+use cc::CcHeader;
+
+pub type PacketId = u32;
+
+/// Maximum SACK blocks carried by an ACK (RFC 2018 with timestamps: 3).
+pub const MAX_SACK: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Data,
+    Ack,
+}
+
+/// One packet. Sequence numbers are in segments (segment k covers bytes
+/// [k·MSS, (k+1)·MSS)); the sender turns them into bytes where needed.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub flow: u32,
+    pub kind: Kind,
+    /// Bytes on the wire (payload + headers).
+    pub wire_len: u32,
+    /// Payload bytes (0 for a pure ACK).
+    pub payload: u32,
+    /// Data: segment index. ACK: cumulative ACK (next segment expected).
+    pub seg: u64,
+    /// ACK: SACK blocks [start, end) in segments, most recent first.
+    pub sack: [(u64, u64); MAX_SACK],
+    pub nsack: u8,
+    /// Data: this is a retransmission.
+    pub retrans: bool,
+    /// ECN: sender is ECN-capable (ECT).
+    pub ect: bool,
+    /// ECN: congestion experienced, set by a router.
+    pub ce: bool,
+    /// ACK: ECN echo.
+    pub ece: bool,
+    /// Time the packet entered the current queue, ps.
+    pub enqueued_at: u64,
+    /// Congestion header, written by the sender, rewritable by routers,
+    /// echoed by the receiver.
+    pub hdr: CcHeader,
+}
+
+impl Packet {
+    pub fn data(flow: u32, seg: u64, payload: u32, wire_len: u32) -> Packet {
+        Packet {
+            flow,
+            kind: Kind::Data,
+            wire_len,
+            payload,
+            seg,
+            sack: [(0, 0); MAX_SACK],
+            nsack: 0,
+            retrans: false,
+            ect: false,
+            ce: false,
+            ece: false,
+            enqueued_at: 0,
+            hdr: CcHeader::default(),
+        }
+    }
+
+    pub fn ack(flow: u32, cum: u64, wire_len: u32) -> Packet {
+        Packet { kind: Kind::Ack, payload: 0, ..Packet::data(flow, cum, 0, wire_len) }
+    }
+}
+
+/// Slots for packets with a free list (htsim's PacketDB).
+#[derive(Debug, Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+    live: u64,
+}
+
+impl PacketArena {
+    pub fn new() -> PacketArena {
+        PacketArena { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), live: 0 }
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = p;
+                id
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as PacketId
+            }
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: PacketId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets currently allocated.
+    pub fn live(&self) -> u64 {
+        self.live
+    }
+}

@@ -1,0 +1,932 @@
+//! The TCP sender: segments, the SACK scoreboard, loss detection, recovery,
+//! the retransmission timer, the delivery-rate sampler, pacing and the
+//! application model. Congestion control is delegated to a
+//! [`cc::CongestionControl`] through the hooks Linux calls.
+//!
+//! ```text
+//!            3 SACKed above a hole (RFC 6675 IsLost)      snd_una ≥ high_seq
+//!  Open ─────────────────────────────────────────► Recovery ─────────────────► Open
+//!   ▲  (NewReno mode: 3rd duplicate ACK)            (PRR, RFC 6937, or NewReno
+//!   │                                                 inflation, RFC 6582)
+//!   │ snd_una ≥ high_seq                ┌───────────────────────────────────┐
+//!  Loss ◄──────────── RTO from any state┘  cwnd = 1, everything un-SACKed lost,
+//!                                          timer backs off ×2 up to 120 s
+//! ```
+//!
+//! Sequence numbers are segment indices: segment k carries bytes
+//! [k·MSS, (k+1)·MSS) (the last segment of a fixed-size transfer may be
+//! shorter). The scoreboard is a ring over [snd_una, snd_nxt) that grows to
+//! the largest window and is then reused, so steady state allocates nothing.
+
+use super::rtt::{RttEstimator, RTO_MAX_US};
+use crate::event::{Time, PS_PER_S, PS_PER_US};
+use crate::hist::Histogram;
+use crate::packet::{Packet, MAX_SACK};
+use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH};
+
+/// What the application offers the socket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum App {
+    /// Always has data (a bulk transfer).
+    Bulk,
+    /// A transfer of this many bytes; its completion time is recorded.
+    Fixed { bytes: u64 },
+    /// Data produced at a constant rate, bit/s (application-limited stream).
+    Rate { bps: u64 },
+}
+
+/// Loss recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// SACK scoreboard (RFC 6675 loss detection) with Proportional Rate
+    /// Reduction (RFC 6937): Linux's default.
+    Prr,
+    /// RFC 6582 NewReno: three duplicate ACKs, window inflation, one
+    /// retransmission per partial ACK; SACK information is ignored.
+    NewReno,
+}
+
+impl Recovery {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recovery::Prr => "prr",
+            Recovery::NewReno => "newreno",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub mss: u32,
+    pub header_bytes: u32,
+    pub init_cwnd: u32,
+    pub rwnd_bytes: Option<u64>,
+    pub pacing: bool,
+    pub recovery: Recovery,
+    pub app: App,
+}
+
+// Scoreboard flags.
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// A retransmitted copy is in flight.
+const RETRANS: u8 = 4;
+/// The segment was retransmitted at least once (Karn: no RTT sample).
+const EVER_RETRANS: u8 = 8;
+const APP_LIMITED: u8 = 16;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    tx_time: Time,
+    /// Rate-sampler stamps (draft-cheng-iccrg-delivery-rate-estimation §3).
+    first_sent_time: Time,
+    delivered_time: Time,
+    delivered: u64,
+    flags: u8,
+}
+
+/// Timer slots the sender uses (indices into `timers`).
+pub const T_RTO: usize = 0;
+pub const T_PACE: usize = 1;
+pub const T_APP: usize = 2;
+
+/// Counters reported per flow.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub sent_pkts: u64,
+    pub retrans_pkts: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub completion: Option<Time>,
+}
+
+pub struct Sender {
+    pub id: u32,
+    pub cfg: SenderConfig,
+    pub tp: Sock,
+    pub cc: AnyCc,
+    ring: Vec<Seg>,
+    mask: u64,
+    /// First unacknowledged segment.
+    una: u64,
+    /// Next new segment.
+    nxt: u64,
+    /// SACKed ranges above `una`, sorted, disjoint, [start, end).
+    sacked: Vec<(u64, u64)>,
+    /// Recovery point (Linux `high_seq`), segment.
+    high_seq: u64,
+    /// Segments below this have been judged by the IsLost rule.
+    lost_hint: u64,
+    /// Every segment below this is SACKed, acknowledged, or marked lost.
+    lost_hi: u64,
+    /// No lost, unretransmitted segment lies below this.
+    rtx_hint: u64,
+    prr_delivered: u32,
+    prr_out: u32,
+    dupacks: u32,
+    pub rtt: RttEstimator,
+    backoff: u32,
+    // Delivery-rate sampler connection state.
+    delivered_time: Time,
+    first_sent_time: Time,
+    /// Linux `rate_delivered`/`rate_interval_us`/`rate_app_limited`.
+    rate_delivered: u64,
+    rate_interval_us: u64,
+    rate_app_limited: bool,
+    next_send: Time,
+    last_send: Time,
+    start: Time,
+    /// Segments the application offers in total (fixed size), if bounded.
+    total_segs: Option<u64>,
+    total_bytes: Option<u64>,
+    /// The application stopped offering data at this segment count.
+    stopped_at: Option<u64>,
+    /// Deadlines of the sender's timers (0 = not armed), ps.
+    pub timers: [Time; 3],
+    pub stats: SenderStats,
+    pub rtt_hist: Histogram,
+    /// Packets ready to leave, drained by the simulator.
+    pub out: Vec<Packet>,
+    /// The algorithm took full control (`cong_control`) on the last ACK.
+    cc_controls: bool,
+    /// `snd_nxt` when `max_packets_out` was last reset (Linux `max_packets_seq`).
+    max_packets_seq: u64,
+    /// Delivery time stamped on the newest packet of the current rate sample.
+    rate_prior_time: Time,
+    /// A partial ACK was seen in the current NewReno recovery.
+    partial_acked: bool,
+}
+
+impl Sender {
+    pub fn new(id: u32, cfg: SenderConfig, cc: AnyCc) -> Sender {
+        let (total_segs, total_bytes) = match cfg.app {
+            App::Fixed { bytes } => (Some(bytes.div_ceil(cfg.mss as u64)), Some(bytes)),
+            _ => (None, None),
+        };
+        let mut tp = Sock::new(cfg.mss, cfg.init_cwnd);
+        tp.paced = cfg.pacing;
+        let cap = 64usize;
+        Sender {
+            id,
+            tp,
+            cc,
+            ring: vec![Seg::default(); cap],
+            mask: cap as u64 - 1,
+            una: 0,
+            nxt: 0,
+            sacked: Vec::with_capacity(16),
+            high_seq: 0,
+            lost_hint: 0,
+            lost_hi: 0,
+            rtx_hint: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            dupacks: 0,
+            rtt: RttEstimator::default(),
+            backoff: 0,
+            delivered_time: 0,
+            first_sent_time: 0,
+            rate_delivered: 0,
+            rate_interval_us: 0,
+            rate_app_limited: false,
+            next_send: 0,
+            last_send: 0,
+            start: 0,
+            total_segs,
+            total_bytes,
+            stopped_at: None,
+            timers: [0; 3],
+            stats: SenderStats::default(),
+            rtt_hist: Histogram::new(),
+            out: Vec::with_capacity(64),
+            cc_controls: false,
+            max_packets_seq: 0,
+            rate_prior_time: 0,
+            partial_acked: false,
+            cfg,
+        }
+    }
+
+    #[inline]
+    fn seg(&self, k: u64) -> &Seg {
+        &self.ring[(k & self.mask) as usize]
+    }
+
+    #[inline]
+    fn seg_mut(&mut self, k: u64) -> &mut Seg {
+        &mut self.ring[(k & self.mask) as usize]
+    }
+
+    /// Doubles the ring, keeping [una, nxt) at the same indices modulo the new size.
+    fn grow_ring(&mut self) {
+        let old = std::mem::take(&mut self.ring);
+        let old_mask = self.mask;
+        let cap = old.len() * 2;
+        self.ring = vec![Seg::default(); cap];
+        self.mask = cap as u64 - 1;
+        for k in self.una..self.nxt {
+            self.ring[(k & self.mask) as usize] = old[(k & old_mask) as usize];
+        }
+    }
+
+    /// Payload bytes of segment k.
+    #[inline]
+    fn seg_len(&self, k: u64) -> u32 {
+        let mss = self.cfg.mss as u64;
+        match self.total_bytes {
+            Some(total) => (total - k * mss).min(mss) as u32,
+            None => mss as u32,
+        }
+    }
+
+    #[inline]
+    fn set_now(&mut self, now: Time) {
+        self.tp.now_ns = now / 1_000;
+        self.tp.now_us = now / PS_PER_US;
+    }
+
+    /// Segments the application has made available by `now`.
+    fn app_avail(&self, now: Time) -> u64 {
+        let avail = match self.cfg.app {
+            App::Bulk => u64::MAX,
+            App::Fixed { .. } => self.total_segs.unwrap_or(0),
+            App::Rate { bps } => {
+                let bytes = (bps as u128 * (now - self.start) as u128 / 8 / PS_PER_S as u128) as u64;
+                bytes / self.cfg.mss as u64
+            }
+        };
+        match self.stopped_at {
+            Some(s) => avail.min(s),
+            None => avail,
+        }
+    }
+
+    /// When the rate-limited application will have the next segment ready.
+    fn app_next_ready(&self) -> Option<Time> {
+        match self.cfg.app {
+            App::Rate { bps } if self.stopped_at.is_none() => {
+                let need_bytes = (self.nxt + 1) as u128 * self.cfg.mss as u128;
+                let t = (need_bytes * 8 * PS_PER_S as u128).div_ceil(bps as u128) as Time;
+                Some(self.start + t)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the flow has nothing more to do (finished transfer or stopped and drained).
+    pub fn finished(&self) -> bool {
+        self.stats.completion.is_some()
+    }
+
+    pub fn start(&mut self, now: Time) {
+        self.start = now;
+        self.next_send = now;
+        self.last_send = now;
+        self.set_now(now);
+        self.cc.init(&mut self.tp);
+        if self.total_segs == Some(0) {
+            self.stats.completion = Some(now);
+            return;
+        }
+        self.try_send(now);
+    }
+
+    /// The application stops offering new data; data already offered is still delivered.
+    pub fn stop(&mut self) {
+        self.stopped_at = Some(self.nxt);
+        self.timers[T_APP] = 0;
+    }
+
+    #[inline]
+    fn rto_ps(&self) -> Time {
+        let rto = (self.rtt.rto_us() << self.backoff.min(20)).min(RTO_MAX_US);
+        rto * PS_PER_US
+    }
+
+    /// Packets counted against cwnd: RFC 6675 pipe in PRR mode, FlightSize in
+    /// NewReno fast recovery.
+    #[inline]
+    fn window_used(&self) -> u32 {
+        if self.cfg.recovery == Recovery::NewReno && self.tp.ca_state == CaState::Recovery {
+            self.tp.packets_out
+        } else {
+            self.tp.packets_in_flight()
+        }
+    }
+
+    /// The lowest segment marked lost and not yet retransmitted.
+    fn next_lost(&mut self) -> Option<u64> {
+        let mut k = self.rtx_hint.max(self.una);
+        let end = self.lost_hi.min(self.nxt);
+        while k < end {
+            let f = self.seg(k).flags;
+            if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
+                self.rtx_hint = k;
+                return Some(k);
+            }
+            k += 1;
+        }
+        self.rtx_hint = end;
+        None
+    }
+
+    /// Sends what cwnd, the receive window, pacing and the application allow.
+    pub fn try_send(&mut self, now: Time) {
+        if self.finished() {
+            return;
+        }
+        self.set_now(now);
+        let mut cwnd_limited = false;
+        loop {
+            // NewReno retransmits the hole at once, whatever the window (RFC 6582 §3.2).
+            let forced = self.cfg.recovery == Recovery::NewReno && self.tp.ca_state == CaState::Recovery;
+            let lost = if forced || self.window_used() < self.tp.snd_cwnd { self.next_lost() } else { None };
+            let (k, is_rtx) = match lost {
+                Some(k) => (k, true),
+                None => {
+                    if self.window_used() >= self.tp.snd_cwnd {
+                        cwnd_limited = true;
+                        break;
+                    }
+                    if self.nxt >= self.app_avail(now) {
+                        self.mark_app_limited();
+                        if let Some(t) = self.app_next_ready() {
+                            self.timers[T_APP] = t;
+                        }
+                        break;
+                    }
+                    if let Some(rwnd) = self.cfg.rwnd_bytes {
+                        let after = (self.nxt + 1 - self.una) * self.cfg.mss as u64;
+                        if after > rwnd {
+                            break;
+                        }
+                    }
+                    (self.nxt, false)
+                }
+            };
+            if self.tp.paced && self.tp.pacing_rate > 0 && now < self.next_send {
+                self.timers[T_PACE] = self.next_send;
+                break;
+            }
+            self.transmit(now, k, is_rtx);
+        }
+        self.cwnd_validate(cwnd_limited);
+    }
+
+    /// Linux `tcp_cwnd_validate`: remember whether the last window was cwnd-limited.
+    fn cwnd_validate(&mut self, cwnd_limited: bool) {
+        let tp = &mut self.tp;
+        if self.una >= self.max_packets_seq || tp.packets_out > tp.max_packets_out {
+            tp.max_packets_out = tp.packets_out;
+            self.max_packets_seq = self.nxt;
+            tp.is_cwnd_limited = cwnd_limited;
+        } else {
+            tp.is_cwnd_limited |= cwnd_limited;
+        }
+    }
+
+    /// Linux `tcp_rate_check_app_limited`.
+    fn mark_app_limited(&mut self) {
+        let tp = &mut self.tp;
+        if tp.packets_in_flight() < tp.snd_cwnd && tp.lost_out <= tp.retrans_out {
+            tp.app_limited = (tp.delivered + tp.packets_in_flight() as u64).max(1);
+        }
+    }
+
+    fn transmit(&mut self, now: Time, k: u64, is_rtx: bool) {
+        if !is_rtx && self.nxt - self.una >= self.ring.len() as u64 {
+            self.grow_ring();
+        }
+        if self.tp.packets_out == 0 {
+            // Linux tcp_event_data_sent → CA_EVENT_TX_START after idle.
+            let idle_us = (now - self.last_send) / PS_PER_US;
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart { idle_us });
+            // Rate sampler: a new flight starts (tcp_rate_skb_sent).
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        let stamp = Seg {
+            tx_time: now,
+            first_sent_time: self.first_sent_time,
+            delivered_time: self.delivered_time,
+            delivered: self.tp.delivered,
+            flags: if self.tp.app_limited != 0 { APP_LIMITED } else { 0 },
+        };
+        if is_rtx {
+            let s = self.seg_mut(k);
+            let keep = s.flags & (LOST | SACKED);
+            *s = Seg { flags: stamp.flags | keep | RETRANS | EVER_RETRANS, ..stamp };
+            self.tp.retrans_out += 1;
+            self.stats.retrans_pkts += 1;
+        } else {
+            *self.seg_mut(k) = stamp;
+            self.nxt += 1;
+            self.tp.packets_out += 1;
+            self.tp.snd_nxt = self.nxt * self.cfg.mss as u64;
+        }
+        if self.tp.ca_state == CaState::Recovery {
+            self.prr_out += 1;
+        }
+        let len = self.seg_len(k);
+        let wire = len + self.cfg.header_bytes;
+        let mut p = Packet::data(self.id, k, len, wire);
+        p.retrans = is_rtx;
+        self.cc.on_send(&self.tp, &mut p.hdr);
+        self.out.push(p);
+        self.stats.sent_pkts += 1;
+        self.last_send = now;
+        if self.tp.paced && self.tp.pacing_rate > 0 {
+            let gap = (wire as u128 * PS_PER_S as u128 / self.tp.pacing_rate as u128) as Time;
+            self.next_send = self.next_send.max(now) + gap;
+        }
+        if self.timers[T_RTO] == 0 {
+            self.timers[T_RTO] = now + self.rto_ps();
+        }
+    }
+
+    /// Marks segment k delivered for the rate sampler (Linux `tcp_rate_skb_delivered`).
+    #[inline]
+    fn rate_delivered(&mut self, s: Seg, rs: &mut RateSample, newest: &mut Option<Time>) {
+        if newest.is_none_or(|t| s.tx_time >= t) {
+            *newest = Some(s.tx_time);
+            rs.prior_delivered = s.delivered;
+            rs.prior_mstamp_us = s.delivered_time / PS_PER_US;
+            rs.is_app_limited = s.flags & APP_LIMITED != 0;
+            rs.is_retrans = s.flags & EVER_RETRANS != 0;
+            self.first_sent_time = s.tx_time;
+            rs.snd_interval_us = (s.tx_time - s.first_sent_time) / PS_PER_US;
+            self.rate_prior_time = s.delivered_time;
+        }
+    }
+
+    /// Processes an ACK carrying cumulative ACK `cum` (segments), SACK blocks and an ECN echo.
+    pub fn on_ack(&mut self, now: Time, pkt: &Packet) {
+        if self.finished() {
+            return;
+        }
+        self.set_now(now);
+        let cum = pkt.seg.min(self.nxt);
+        let prior_in_flight = self.tp.packets_in_flight();
+        let prior_una = self.una;
+        let mut rs = RateSample { prior_in_flight, rtt_us: -1, ..RateSample::default() };
+        let mut newest: Option<Time> = None;
+        // Karn: RTT from the newest newly delivered segment never retransmitted.
+        let mut rtt_from: Option<Time> = None;
+        let mut acked_sacked: u32 = 0;
+
+        // Cumulative part.
+        for k in self.una..cum {
+            let s = *self.seg(k);
+            if s.flags & SACKED != 0 {
+                self.tp.sacked_out -= 1;
+            } else {
+                acked_sacked += 1;
+                self.rate_delivered(s, &mut rs, &mut newest);
+                if s.flags & EVER_RETRANS == 0 {
+                    rtt_from = Some(rtt_from.map_or(s.tx_time, |t: Time| t.max(s.tx_time)));
+                }
+            }
+            if s.flags & LOST != 0 && s.flags & SACKED == 0 {
+                self.tp.lost_out -= 1;
+            }
+            if s.flags & RETRANS != 0 {
+                self.tp.retrans_out -= 1;
+            }
+        }
+        let una_advanced = cum > self.una;
+        if una_advanced {
+            self.una = cum;
+            self.tp.snd_una = cum * self.cfg.mss as u64;
+            self.tp.packets_out = (self.nxt - self.una) as u32;
+            while let Some(&(s, e)) = self.sacked.first() {
+                if e <= cum {
+                    self.sacked.remove(0);
+                } else {
+                    if s < cum {
+                        self.sacked[0].0 = cum;
+                    }
+                    break;
+                }
+            }
+        }
+
+        // Selective part (ignored by NewReno recovery).
+        if self.cfg.recovery == Recovery::Prr {
+            for b in 0..pkt.nsack as usize {
+                let (s, e) = pkt.sack[b];
+                let (s, e) = (s.max(self.una), e.min(self.nxt));
+                if s < e {
+                    acked_sacked += self.sack_range(s, e, &mut rs, &mut newest, &mut rtt_from);
+                }
+            }
+        }
+
+        if acked_sacked > 0 {
+            self.tp.delivered += acked_sacked as u64;
+            self.delivered_time = now;
+            if pkt.ece {
+                self.tp.delivered_ce += acked_sacked as u64;
+            }
+        }
+        let newly_lost = if self.cfg.recovery == Recovery::Prr { self.mark_lost_sack() } else { 0 };
+
+        // RTT.
+        let mut rtt_us: i64 = -1;
+        if let Some(t) = rtt_from {
+            let m = ((now - t) / PS_PER_US).max(1);
+            rtt_us = m as i64;
+            self.rtt.sample(m, self.una, self.nxt);
+            self.tp.srtt_us = self.rtt.srtt_us();
+            self.tp.min_rtt_us = self.tp.min_rtt_us.min(m);
+            self.rtt_hist.record(m);
+        }
+
+        // Rate sample (Linux tcp_rate_gen).
+        if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
+            self.tp.app_limited = 0;
+        }
+        rs.acked_sacked = acked_sacked;
+        rs.losses = newly_lost;
+        rs.rtt_us = rtt_us;
+        rs.is_ack_delayed = acked_sacked > 1;
+        if newest.is_none() {
+            rs.delivered = -1;
+            rs.interval_us = -1;
+        } else {
+            rs.delivered = (self.tp.delivered - rs.prior_delivered) as i64;
+            rs.rcv_interval_us = (now - self.rate_prior_time) / PS_PER_US;
+            let interval = rs.snd_interval_us.max(rs.rcv_interval_us);
+            rs.interval_us = interval as i64;
+            if self.tp.min_rtt_us != u64::MAX && interval < self.tp.min_rtt_us {
+                rs.interval_us = -1;
+            } else if !rs.is_app_limited
+                || (rs.delivered as u64) * self.rate_interval_us >= self.rate_delivered * interval
+            {
+                self.rate_delivered = rs.delivered as u64;
+                self.rate_interval_us = interval;
+                self.rate_app_limited = rs.is_app_limited;
+            }
+        }
+
+        if acked_sacked > 0 || rtt_us >= 0 {
+            let sample = AckSample {
+                acked: acked_sacked,
+                rtt_us,
+                in_flight: prior_in_flight,
+                ece: pkt.ece,
+                feedback: pkt.hdr.has_feedback.then_some(pkt.hdr.feedback),
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+        }
+
+        // Retransmission timer: restart on forward progress (RFC 6298 §5.3),
+        // except that NewReno's "impatient" variant restarts it only on the
+        // first partial ACK of a recovery (RFC 6582 §4.3), so a window with
+        // many losses falls back to a timeout instead of one hole per RTT.
+        if una_advanced {
+            self.backoff = 0;
+            let partial = self.cfg.recovery == Recovery::NewReno
+                && self.tp.ca_state == CaState::Recovery
+                && self.una < self.high_seq;
+            if !partial || !self.partial_acked {
+                self.timers[T_RTO] = if self.tp.packets_out > 0 { now + self.rto_ps() } else { 0 };
+            }
+            self.partial_acked |= partial;
+        }
+
+        match self.cfg.recovery {
+            Recovery::Prr => self.state_machine_sack(&rs, acked_sacked, newly_lost, una_advanced),
+            Recovery::NewReno => self.state_machine_newreno(pkt, prior_una, acked_sacked),
+        }
+
+        // Completion of a fixed-size transfer.
+        if let Some(total) = self.total_segs {
+            if self.una >= total && self.stats.completion.is_none() {
+                self.stats.completion = Some(now);
+                self.timers = [0; 3];
+                return;
+            }
+        }
+        if self.tp.paced && !self.cc_controls {
+            self.update_pacing_rate();
+        }
+        self.try_send(now);
+    }
+
+    /// Marks [s, e) SACKed where it is not yet; returns the count newly SACKed.
+    fn sack_range(
+        &mut self,
+        s: u64,
+        e: u64,
+        rs: &mut RateSample,
+        newest: &mut Option<Time>,
+        rtt_from: &mut Option<Time>,
+    ) -> u32 {
+        let mut newly = 0u32;
+        // Walk the gaps of [s, e) not covered by existing ranges.
+        let mut pos = s;
+        let mut i = self.sacked.partition_point(|&(_, re)| re <= s);
+        while pos < e {
+            let gap_end = match self.sacked.get(i) {
+                Some(&(rs_, re)) if rs_ <= pos => {
+                    pos = re;
+                    i += 1;
+                    continue;
+                }
+                Some(&(rs_, _)) => rs_.min(e),
+                None => e,
+            };
+            for k in pos..gap_end {
+                let seg = *self.seg(k);
+                let f = seg.flags;
+                if f & LOST != 0 {
+                    self.tp.lost_out -= 1;
+                }
+                if f & RETRANS != 0 {
+                    self.tp.retrans_out -= 1;
+                }
+                self.seg_mut(k).flags = (f & !(LOST | RETRANS)) | SACKED;
+                self.tp.sacked_out += 1;
+                newly += 1;
+                self.rate_delivered(seg, rs, newest);
+                if f & EVER_RETRANS == 0 {
+                    *rtt_from = Some(rtt_from.map_or(seg.tx_time, |t| t.max(seg.tx_time)));
+                }
+            }
+            pos = gap_end;
+        }
+        if newly > 0 {
+            self.insert_sacked(s, e);
+        }
+        newly
+    }
+
+    /// Merges [s, e) into the sorted SACKed ranges.
+    fn insert_sacked(&mut self, s: u64, e: u64) {
+        let lo = self.sacked.partition_point(|&(_, re)| re < s);
+        let hi = self.sacked.partition_point(|&(rs, _)| rs <= e);
+        if lo == hi {
+            self.sacked.insert(lo, (s, e));
+        } else {
+            let ns = s.min(self.sacked[lo].0);
+            let ne = e.max(self.sacked[hi - 1].1);
+            self.sacked[lo] = (ns, ne);
+            self.sacked.drain(lo + 1..hi);
+        }
+    }
+
+    /// RFC 6675 IsLost: a segment with at least DupThresh (3) SACKed segments
+    /// above it is lost. Returns the number of segments newly marked.
+    fn mark_lost_sack(&mut self) -> u32 {
+        const DUP_THRESH: u64 = 3;
+        let mut need = DUP_THRESH;
+        let mut boundary = None;
+        for &(s, e) in self.sacked.iter().rev() {
+            let len = e - s;
+            if len >= need {
+                boundary = Some(e - need);
+                break;
+            }
+            need -= len;
+        }
+        let Some(b) = boundary else { return 0 };
+        let from = self.lost_hint.max(self.una);
+        let mut newly = 0;
+        let mut first = None;
+        for k in from..b {
+            let f = self.seg(k).flags;
+            if f & (SACKED | LOST) == 0 {
+                self.seg_mut(k).flags = f | LOST;
+                self.tp.lost_out += 1;
+                newly += 1;
+                first.get_or_insert(k);
+            }
+        }
+        self.lost_hint = self.lost_hint.max(b);
+        self.lost_hi = self.lost_hi.max(b);
+        if let Some(k) = first {
+            self.rtx_hint = self.rtx_hint.min(k);
+        }
+        self.tp.lost += newly as u64;
+        newly
+    }
+
+    fn mark_lost_one(&mut self, k: u64) {
+        let f = self.seg(k).flags;
+        if f & (LOST | SACKED) == 0 {
+            self.seg_mut(k).flags = f | LOST;
+            self.tp.lost_out += 1;
+            self.tp.lost += 1;
+        }
+        // A NewReno partial ACK asks for the hole again even if it was resent.
+        if f & RETRANS != 0 {
+            self.seg_mut(k).flags &= !RETRANS;
+            self.tp.retrans_out -= 1;
+        }
+        self.lost_hi = self.lost_hi.max(k + 1);
+        self.rtx_hint = self.rtx_hint.min(k);
+    }
+
+    fn enter_recovery(&mut self) {
+        self.stats.fast_recoveries += 1;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.tp.prior_ssthresh = self.tp.snd_ssthresh;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.partial_acked = false;
+        self.high_seq = self.nxt;
+        self.cc.set_state(&mut self.tp, CaState::Recovery);
+        self.tp.ca_state = CaState::Recovery;
+    }
+
+    fn to_open(&mut self) {
+        self.cc.set_state(&mut self.tp, CaState::Open);
+        self.tp.ca_state = CaState::Open;
+    }
+
+    /// Loss state machine and window update with SACK and PRR (Linux
+    /// `tcp_fastretrans_alert` then `tcp_cong_control`).
+    fn state_machine_sack(&mut self, rs: &RateSample, acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        match self.tp.ca_state {
+            CaState::Recovery if self.una >= self.high_seq => {
+                // tcp_end_cwnd_reduction
+                if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+                    self.tp.snd_cwnd = self.tp.snd_ssthresh;
+                }
+                self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+                self.to_open();
+            }
+            CaState::Loss if self.una >= self.high_seq => self.to_open(),
+            _ => {}
+        }
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) && self.tp.lost_out > 0 {
+            self.enter_recovery();
+        }
+        self.cc_controls = self.cc.cong_control(&mut self.tp, rs);
+        if self.cc_controls {
+            return;
+        }
+        if self.tp.ca_state == CaState::Recovery {
+            self.prr(acked_sacked, newly_lost, una_advanced);
+        } else if acked_sacked > 0 {
+            self.cc.cong_avoid(&mut self.tp, acked_sacked);
+        }
+    }
+
+    /// The latest delivery-rate estimate not limited by the application
+    /// (Linux `tcp_info.tcpi_delivery_rate`), bytes per second.
+    pub fn delivery_rate(&self) -> u64 {
+        if self.rate_interval_us == 0 {
+            return 0;
+        }
+        self.rate_delivered * self.cfg.mss as u64 * 1_000_000 / self.rate_interval_us
+    }
+
+    /// RFC 6937 Proportional Rate Reduction with the slow-start reduction
+    /// bound, as Linux `tcp_cwnd_reduction`.
+    fn prr(&mut self, acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += acked_sacked;
+        let in_flight = self.tp.packets_in_flight() as i64;
+        let ssthresh = self.tp.snd_ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        let mut sndcnt: i64 = if delta < 0 {
+            // Proportional part: send ssthresh/RecoverFS per packet delivered.
+            let dividend = ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            // Slow-start reduction bound.
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force the fast retransmission on entry.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.snd_cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+
+    /// RFC 6582 NewReno fast recovery, driven by duplicate ACKs.
+    fn state_machine_newreno(&mut self, pkt: &Packet, prior_una: u64, acked: u32) {
+        let newly = self.una - prior_una;
+        if self.tp.ca_state == CaState::Loss && self.una >= self.high_seq {
+            self.to_open();
+        }
+        if newly > 0 {
+            self.dupacks = 0;
+            if self.tp.ca_state == CaState::Recovery {
+                if self.una >= self.high_seq {
+                    // Full ACK: deflate to ssthresh and leave recovery.
+                    self.tp.snd_cwnd = self.tp.snd_ssthresh;
+                    self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+                    self.to_open();
+                } else {
+                    // Partial ACK: retransmit the next hole; deflate by the amount
+                    // acknowledged, add back one segment.
+                    let k = self.una;
+                    self.mark_lost_one(k);
+                    let cwnd = self.tp.snd_cwnd as i64 - newly as i64 + 1;
+                    self.tp.snd_cwnd = cwnd.max(1) as u32;
+                }
+                return;
+            }
+            self.cc.cong_avoid(&mut self.tp, acked);
+            return;
+        }
+        let is_dup = pkt.seg == self.una && self.tp.packets_out > 0 && pkt.payload == 0;
+        if !is_dup {
+            return;
+        }
+        self.dupacks += 1;
+        match self.tp.ca_state {
+            CaState::Recovery => self.tp.snd_cwnd += 1,
+            CaState::Open | CaState::Disorder if self.dupacks == 3 && self.una >= self.high_seq => {
+                self.enter_recovery();
+                self.high_seq = self.nxt;
+                self.tp.snd_cwnd = self.tp.snd_ssthresh + 3;
+                let k = self.una;
+                self.mark_lost_one(k);
+            }
+            _ => {}
+        }
+    }
+
+    /// Retransmission timeout (RFC 6298 §5, Linux `tcp_enter_loss`).
+    pub fn on_rto(&mut self, now: Time) {
+        if self.tp.packets_out == 0 || self.finished() {
+            return;
+        }
+        self.set_now(now);
+        self.stats.timeouts += 1;
+        let first = self.tp.ca_state != CaState::Loss || self.una >= self.high_seq || self.backoff == 0;
+        if first {
+            self.tp.prior_ssthresh = self.tp.snd_ssthresh;
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        // Everything not SACKed is lost; retransmissions in flight are forgotten.
+        for k in self.una..self.nxt {
+            let f = self.seg(k).flags;
+            let mut nf = f & !RETRANS;
+            if f & SACKED == 0 && f & LOST == 0 {
+                nf |= LOST;
+                self.tp.lost_out += 1;
+                self.tp.lost += 1;
+            }
+            self.seg_mut(k).flags = nf;
+        }
+        self.tp.retrans_out = 0;
+        self.lost_hint = self.nxt;
+        self.lost_hi = self.nxt;
+        self.rtx_hint = self.una;
+        self.dupacks = 0;
+        self.tp.snd_cwnd = self.tp.packets_in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.cc.set_state(&mut self.tp, CaState::Loss);
+        self.tp.ca_state = CaState::Loss;
+        self.high_seq = self.nxt;
+        self.backoff += 1;
+        self.timers[T_RTO] = now + self.rto_ps();
+        // The paced release time is reset so the retransmission leaves now.
+        self.next_send = now;
+        self.try_send(now);
+    }
+
+    /// Linux `tcp_update_pacing_rate` for algorithms that do not set their
+    /// own rate: 200 % of cwnd/srtt in slow start, 120 % in congestion avoidance.
+    fn update_pacing_rate(&mut self) {
+        let tp = &mut self.tp;
+        if tp.srtt_us == 0 {
+            return;
+        }
+        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
+        let w = tp.snd_cwnd.max(tp.packets_out) as u64;
+        tp.pacing_rate = (tp.mss as u128 * w as u128 * ratio as u128 * 1_000_000 / 100 / tp.srtt_us as u128) as u64;
+    }
+
+    /// Timer expiry dispatch for the sender's slots.
+    pub fn on_timer(&mut self, now: Time, slot: usize) {
+        match slot {
+            T_RTO => self.on_rto(now),
+            _ => self.try_send(now),
+        }
+    }
+
+    /// Segments sent and not cumulatively acknowledged.
+    pub fn packets_out(&self) -> u32 {
+        self.tp.packets_out
+    }
+
+    /// Highest segment sent + 1.
+    pub fn snd_nxt(&self) -> u64 {
+        self.nxt
+    }
+
+    /// SACK blocks are limited to this many per ACK.
+    pub const MAX_SACK_BLOCKS: usize = MAX_SACK;
+}

@@ -1,0 +1,119 @@
+//! Columnar probe buffers: each sampled quantity appends to its own vector
+//! (struct of arrays), handed to Python once at the end of the run.
+
+use cc::MAX_METRICS;
+
+/// One column of a trace.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    F64(Vec<f64>),
+}
+
+/// Per-flow samples, one row per flow per interval.
+#[derive(Debug, Default)]
+pub struct FlowTrace {
+    pub t_ns: Vec<u64>,
+    pub flow: Vec<u32>,
+    pub bottleneck_bytes: Vec<u64>,
+    pub cwnd_pkts: Vec<u32>,
+    pub ssthresh_pkts: Vec<u32>,
+    pub srtt_us: Vec<u64>,
+    pub inflight_pkts: Vec<u32>,
+    pub pacing_rate_bps: Vec<u64>,
+    pub delivered_bytes: Vec<u64>,
+    pub retrans: Vec<u64>,
+    pub cc: [Vec<f64>; MAX_METRICS],
+}
+
+/// One row of [`FlowTrace`].
+pub struct FlowRow {
+    pub t_ns: u64,
+    pub flow: u32,
+    pub bottleneck_bytes: u64,
+    pub cwnd_pkts: u32,
+    pub ssthresh_pkts: u32,
+    pub srtt_us: u64,
+    pub inflight_pkts: u32,
+    pub pacing_rate_bps: u64,
+    pub delivered_bytes: u64,
+    pub retrans: u64,
+    pub cc: [f64; MAX_METRICS],
+}
+
+impl FlowTrace {
+    pub fn with_capacity(n: usize) -> FlowTrace {
+        FlowTrace {
+            t_ns: Vec::with_capacity(n),
+            flow: Vec::with_capacity(n),
+            bottleneck_bytes: Vec::with_capacity(n),
+            cwnd_pkts: Vec::with_capacity(n),
+            ssthresh_pkts: Vec::with_capacity(n),
+            srtt_us: Vec::with_capacity(n),
+            inflight_pkts: Vec::with_capacity(n),
+            pacing_rate_bps: Vec::with_capacity(n),
+            delivered_bytes: Vec::with_capacity(n),
+            retrans: Vec::with_capacity(n),
+            cc: std::array::from_fn(|_| Vec::with_capacity(n)),
+        }
+    }
+
+    pub fn push(&mut self, r: FlowRow) {
+        self.t_ns.push(r.t_ns);
+        self.flow.push(r.flow);
+        self.bottleneck_bytes.push(r.bottleneck_bytes);
+        self.cwnd_pkts.push(r.cwnd_pkts);
+        self.ssthresh_pkts.push(r.ssthresh_pkts);
+        self.srtt_us.push(r.srtt_us);
+        self.inflight_pkts.push(r.inflight_pkts);
+        self.pacing_rate_bps.push(r.pacing_rate_bps);
+        self.delivered_bytes.push(r.delivered_bytes);
+        self.retrans.push(r.retrans);
+        for (c, v) in self.cc.iter_mut().zip(r.cc) {
+            c.push(v);
+        }
+    }
+
+    pub fn into_columns(self) -> Vec<(&'static str, Column)> {
+        let [c0, c1, c2, c3] = self.cc;
+        vec![
+            ("t_ns", Column::U64(self.t_ns)),
+            ("flow", Column::U32(self.flow)),
+            ("bottleneck_bytes", Column::U64(self.bottleneck_bytes)),
+            ("cwnd_pkts", Column::U32(self.cwnd_pkts)),
+            ("ssthresh_pkts", Column::U32(self.ssthresh_pkts)),
+            ("srtt_us", Column::U64(self.srtt_us)),
+            ("inflight_pkts", Column::U32(self.inflight_pkts)),
+            ("pacing_rate_bps", Column::U64(self.pacing_rate_bps)),
+            ("delivered_bytes", Column::U64(self.delivered_bytes)),
+            ("retrans", Column::U64(self.retrans)),
+            ("cc_0", Column::F64(c0)),
+            ("cc_1", Column::F64(c1)),
+            ("cc_2", Column::F64(c2)),
+            ("cc_3", Column::F64(c3)),
+        ]
+    }
+}
+
+/// Bottleneck samples, one row per interval.
+#[derive(Debug, Default)]
+pub struct QueueTrace {
+    pub t_ns: Vec<u64>,
+    pub backlog_bytes: Vec<u64>,
+    pub backlog_pkts: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+}
+
+impl QueueTrace {
+    pub fn into_columns(self) -> Vec<(&'static str, Column)> {
+        vec![
+            ("t_ns", Column::U64(self.t_ns)),
+            ("backlog_bytes", Column::U64(self.backlog_bytes)),
+            ("backlog_pkts", Column::U64(self.backlog_pkts)),
+            ("drops", Column::U64(self.drops)),
+            ("tx_bytes", Column::U64(self.tx_bytes)),
+        ]
+    }
+}

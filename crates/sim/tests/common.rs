@@ -1,0 +1,68 @@
+//! Helpers to build dumbbell experiments in tests.
+#![allow(dead_code)]
+
+use sim::{App, Config, FlowConfig, LinkConfig, Output, QueueLimit};
+
+pub const MSS: u32 = 1448;
+pub const HDR: u32 = 52;
+
+pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
+    FlowConfig {
+        cc: cc.into(),
+        params: vec![],
+        start_ns: 0,
+        stop_ns: None,
+        rtt_ns: rtt_ms * 1_000_000,
+        mss: MSS,
+        header_bytes: HDR,
+        init_cwnd: 10,
+        rwnd_bytes: None,
+        pacing: false,
+        recovery: None,
+        app: App::Bulk,
+    }
+}
+
+/// A dumbbell with a buffer of `bdp` × the bandwidth-delay product (in 1500-byte packets).
+pub fn dumbbell(rate_mbps: u64, rtt_ms: u64, bdp: f64, secs: u64, flows: Vec<FlowConfig>) -> Config {
+    let rate = rate_mbps * 1_000_000;
+    let pkts = ((rate as f64 * rtt_ms as f64 / 1000.0 / 8.0 / 1500.0) * bdp).round().max(1.0) as u64;
+    Config {
+        seed: 1,
+        duration_ns: secs * 1_000_000_000,
+        interval_ns: 100_000_000,
+        trace: true,
+        bottleneck: LinkConfig { rate_bps: rate, delay_ns: 0, limit: QueueLimit::Packets(pkts), loss: 0.0 },
+        reverse: LinkConfig { rate_bps: rate, delay_ns: 0, limit: QueueLimit::Packets(pkts.max(1000)), loss: 0.0 },
+        flows,
+    }
+}
+
+pub fn run(cfg: &Config) -> Output {
+    sim::run(cfg).expect("simulation failed")
+}
+
+/// Bytes through the bottleneck per flow between t0 and t1 seconds (from the trace).
+pub fn bytes_between(out: &Output, t0: f64, t1: f64) -> Vec<u64> {
+    let cols = &out.flow_columns;
+    let get = |name: &str| cols.iter().find(|(n, _)| *n == name).map(|(_, c)| c).unwrap();
+    let (sim::Column::U64(t), sim::Column::U32(flow), sim::Column::U64(b)) =
+        (get("t_ns"), get("flow"), get("bottleneck_bytes"))
+    else {
+        panic!("unexpected column types")
+    };
+    let mut per = vec![0u64; out.flows.len()];
+    for i in 0..t.len() {
+        let ts = t[i] as f64 / 1e9;
+        if ts > t0 && ts <= t1 {
+            per[flow[i] as usize] += b[i];
+        }
+    }
+    per
+}
+
+pub fn jain(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    s * s / (xs.len() as f64 * s2)
+}
