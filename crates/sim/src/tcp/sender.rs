@@ -930,3 +930,173 @@ impl Sender {
     /// SACK blocks are limited to this many per ACK.
     pub const MAX_SACK_BLOCKS: usize = MAX_SACK;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::PS_PER_MS;
+
+    fn sender(recovery: Recovery, cwnd: u32) -> Sender {
+        let cfg = SenderConfig {
+            mss: 1000,
+            header_bytes: 40,
+            init_cwnd: cwnd,
+            rwnd_bytes: None,
+            pacing: false,
+            recovery,
+            app: App::Bulk,
+        };
+        let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
+        s.tp.snd_ssthresh = cwnd; // in congestion avoidance from the start
+        s.start(0);
+        s
+    }
+
+    fn ack(cum: u64, sacks: &[(u64, u64)]) -> Packet {
+        let mut p = Packet::ack(0, cum, 40);
+        for (i, &b) in sacks.iter().enumerate() {
+            p.sack[i] = b;
+        }
+        p.nsack = sacks.len() as u8;
+        p
+    }
+
+    fn sent(s: &mut Sender) -> Vec<(u64, bool)> {
+        s.out.drain(..).map(|p| (p.seg, p.retrans)).collect()
+    }
+
+    // RFC 6937 / tcp-core.md §6.3: segments 0..20 in flight (cwnd 20), segment 0
+    // lost, the rest SACKed one by one. Recovery starts at the third SACK with
+    // ssthresh 10; PRR then releases about one segment per two delivered, and
+    // when the retransmission is acknowledged cwnd = ssthresh and no more than
+    // ssthresh packets are in flight.
+    #[test]
+    fn prr_reduces_to_ssthresh_smoothly() {
+        let mut s = sender(Recovery::Prr, 20);
+        assert_eq!(sent(&mut s).len(), 20);
+        let mut t = 100 * PS_PER_MS;
+        let mut new_during_recovery = 0;
+        let mut retransmitted = false;
+        for k in 1..20u64 {
+            t += PS_PER_MS;
+            s.on_ack(t, &ack(0, &[(1, k + 1)]));
+            for (seg, rtx) in sent(&mut s) {
+                if rtx {
+                    assert_eq!(seg, 0);
+                    retransmitted = true;
+                } else {
+                    new_during_recovery += 1;
+                }
+            }
+            if k >= 3 {
+                assert_eq!(s.tp.ca_state, CaState::Recovery, "after {k} SACKs");
+                assert_eq!(s.tp.snd_ssthresh, 10);
+            }
+        }
+        assert!(retransmitted, "the lost segment is retransmitted on entering recovery");
+        // 19 delivered during recovery at ssthresh/RecoverFS = 1/2 → about 9 sent.
+        assert!((8..=10).contains(&new_during_recovery), "sent {new_during_recovery} during recovery");
+        // The retransmission arrives: the ACK covers the recovery point (the
+        // data sent before recovery); what PRR released is still in flight.
+        t += PS_PER_MS;
+        let cum = s.high_seq;
+        assert!(s.nxt > cum);
+        s.on_ack(t, &ack(cum, &[]));
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.tp.snd_cwnd, 10, "cwnd = ssthresh at the end of recovery");
+        assert!(s.tp.packets_in_flight() <= 10, "in flight {}", s.tp.packets_in_flight());
+    }
+
+    // tcp-core.md TV-C5 (window arithmetic of Reno/NewReno fast recovery):
+    // cwnd 40, the first segment lost, 39 duplicate ACKs.
+    #[test]
+    fn newreno_inflates_per_dupack_and_deflates_on_full_ack() {
+        let mut s = sender(Recovery::NewReno, 40);
+        assert_eq!(sent(&mut s).len(), 40);
+        let mut t = 100 * PS_PER_MS;
+        let mut new_sent = vec![];
+        for d in 1..=39u32 {
+            t += PS_PER_MS;
+            s.on_ack(t, &ack(0, &[]));
+            for (seg, rtx) in sent(&mut s) {
+                if rtx {
+                    assert_eq!((seg, d), (0, 3), "retransmit segment 0 on the 3rd dupACK");
+                } else {
+                    new_sent.push(seg);
+                }
+            }
+            match d {
+                3 => assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (20, 23)),
+                20 => assert_eq!(s.tp.snd_cwnd, 40),
+                _ => {}
+            }
+        }
+        assert_eq!(s.tp.snd_cwnd, 59);
+        assert_eq!(new_sent, (40..59).collect::<Vec<u64>>(), "one new segment per dupACK 21..39");
+        t += PS_PER_MS;
+        s.on_ack(t, &ack(40, &[]));
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.tp.snd_cwnd, 20);
+    }
+
+    // tcp-core.md TV-C6: two losses in one window; a partial ACK retransmits
+    // the next hole and deflates the window.
+    #[test]
+    fn newreno_partial_ack_retransmits_next_hole() {
+        let mut s = sender(Recovery::NewReno, 16);
+        s.cfg.app = App::Fixed { bytes: 16_000 };
+        s.total_segs = Some(16);
+        s.total_bytes = Some(16_000);
+        assert_eq!(sent(&mut s).len(), 16);
+        let mut t = 100 * PS_PER_MS;
+        for _ in 0..3 {
+            t += PS_PER_MS;
+            s.on_ack(t, &ack(0, &[]));
+        }
+        assert_eq!(sent(&mut s), vec![(0, true)]);
+        assert_eq!((s.tp.snd_cwnd, s.tp.snd_ssthresh), (11, 8));
+        for _ in 0..11 {
+            t += PS_PER_MS;
+            s.on_ack(t, &ack(0, &[]));
+        }
+        assert_eq!(s.tp.snd_cwnd, 22);
+        t += PS_PER_MS;
+        s.on_ack(t, &ack(4, &[]));
+        assert_eq!(sent(&mut s), vec![(4, true)], "partial ACK retransmits the next hole");
+        assert_eq!(s.tp.snd_cwnd, 19, "22 − 4 acknowledged + 1");
+        t += PS_PER_MS;
+        s.on_ack(t, &ack(16, &[]));
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.tp.snd_cwnd, 8);
+        assert!(s.finished());
+    }
+
+    // tcp-core.md TV-C8: a timeout halves ssthresh, sets cwnd to 1 and
+    // doubles the timer.
+    #[test]
+    fn rto_collapses_window_and_backs_off() {
+        let mut s = sender(Recovery::Prr, 40);
+        assert_eq!(sent(&mut s).len(), 40);
+        let first = s.timers[T_RTO];
+        assert_eq!(first, 1_000 * PS_PER_MS, "initial RTO is 1 s");
+        s.on_rto(first);
+        assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (20, 1));
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        assert_eq!(sent(&mut s), vec![(0, true)]);
+        assert_eq!(s.timers[T_RTO], first + 2_000 * PS_PER_MS, "backed off to 2 s");
+        s.on_rto(s.timers[T_RTO]);
+        assert_eq!(s.tp.snd_ssthresh, 20, "a repeated timeout does not reduce ssthresh again");
+        assert_eq!(s.stats.timeouts, 2);
+    }
+
+    // bbr.md §3 test vector, reproduced through the sender: the newest packet
+    // delivered decides the sample; interval = max(send, ack elapsed).
+    #[test]
+    fn rate_sample_uses_newest_delivered_packet() {
+        let mut s = sender(Recovery::Prr, 10);
+        sent(&mut s);
+        // All 10 sent at t = 0; ACK of all at 100 ms: delivered 10 over 100 ms.
+        s.on_ack(100 * PS_PER_MS, &ack(10, &[]));
+        assert_eq!(s.delivery_rate(), 10 * 1000 * 10, "10 packets of 1000 B in 0.1 s");
+    }
+}

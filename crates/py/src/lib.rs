@@ -1,0 +1,258 @@
+//! `ccarena._core`: the compiled core seen from Python.
+//!
+//! Three functions cross the boundary: `cc_algorithms()` (the registry),
+//! `cc_resolve(name, params)` (parameter validation with defaults filled in)
+//! and `simulate(config)` (one whole run). The Python layer validates the
+//! experiment file and hands `simulate` a fully resolved config of plain
+//! integers; traces come back once, at the end, as little-endian column bytes.
+//! The GIL is released while the engine runs.
+
+use cc::registry::{self, ParamDefault, ParamKind, ParamValue};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use sim::{App, Column, Config, FlowConfig, LinkConfig, QueueLimit, Recovery};
+
+fn param_value(v: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
+    if v.is_instance_of::<PyBool>() {
+        Ok(ParamValue::Bool(v.extract()?))
+    } else if v.is_instance_of::<PyInt>() {
+        Ok(ParamValue::Int(v.extract()?))
+    } else if v.is_instance_of::<PyFloat>() {
+        Ok(ParamValue::Float(v.extract()?))
+    } else if v.is_instance_of::<PyString>() {
+        Ok(ParamValue::Str(v.extract()?))
+    } else {
+        Err(PyValueError::new_err(format!(
+            "expected a boolean, number or string, got {}",
+            v.get_type().name()?
+        )))
+    }
+}
+
+fn py_value<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<PyObject> {
+    Ok(match v {
+        ParamValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        ParamValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        ParamValue::Float(x) => x.into_pyobject(py)?.into_any().unbind(),
+        ParamValue::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue)>> {
+    let mut out = Vec::new();
+    if let Some(d) = d {
+        for (k, v) in d.iter() {
+            let k: String = k.extract()?;
+            let pv = param_value(&v).map_err(|e| PyValueError::new_err((k.clone(), e.to_string())))?;
+            out.push((k, pv));
+        }
+    }
+    Ok(out)
+}
+
+/// The registry as a list of dicts: name, summary, source, default_recovery,
+/// unconfirmed, params (name, type, default, min, max, choices, doc).
+#[pyfunction]
+fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
+    let list = PyList::empty(py);
+    for a in registry::algorithms() {
+        let d = PyDict::new(py);
+        d.set_item("name", a.name)?;
+        d.set_item("summary", a.summary)?;
+        d.set_item("source", a.source)?;
+        d.set_item("default_recovery", a.default_recovery)?;
+        d.set_item("unconfirmed", a.unconfirmed)?;
+        let ps = PyList::empty(py);
+        for p in a.params {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("doc", p.doc)?;
+            match p.kind {
+                ParamKind::Bool => pd.set_item("type", "bool")?,
+                ParamKind::Int { min, max } => {
+                    pd.set_item("type", "int")?;
+                    pd.set_item("min", min)?;
+                    pd.set_item("max", max)?;
+                }
+                ParamKind::Float { min, max } => {
+                    pd.set_item("type", "float")?;
+                    pd.set_item("min", min)?;
+                    pd.set_item("max", max)?;
+                }
+                ParamKind::Choice(c) => {
+                    pd.set_item("type", "choice")?;
+                    pd.set_item("choices", c.to_vec())?;
+                }
+            }
+            match p.default {
+                ParamDefault::Bool(b) => pd.set_item("default", b)?,
+                ParamDefault::Int(i) => pd.set_item("default", i)?,
+                ParamDefault::Float(x) => pd.set_item("default", x)?,
+                ParamDefault::Str(s) => pd.set_item("default", s)?,
+            }
+            ps.append(pd)?;
+        }
+        d.set_item("params", ps)?;
+        list.append(d)?;
+    }
+    Ok(list.unbind())
+}
+
+/// Validates an algorithm's parameters and returns them with defaults filled
+/// in. Raises `ValueError((param_or_None, message))` on bad input.
+#[pyfunction]
+#[pyo3(signature = (name, params=None))]
+fn cc_resolve(py: Python<'_>, name: &str, params: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyDict>> {
+    let given = params_from(params)?;
+    let resolved = registry::resolve_params(name, &given).map_err(|e| PyValueError::new_err((e.param, e.message)))?;
+    let d = PyDict::new(py);
+    for (k, v) in &resolved.0 {
+        d.set_item(k, py_value(py, v)?)?;
+    }
+    Ok(d.unbind())
+}
+
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) => v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}"))),
+        None => Err(PyKeyError::new_err(format!("config key {key} is missing"))),
+    }
+}
+
+fn get_opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+    match d.get_item(key)? {
+        Some(v) if !v.is_none() => Ok(Some(v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}")))?)),
+        _ => Ok(None),
+    }
+}
+
+fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
+    let limit = match (get_opt::<u64>(d, "buffer_pkts")?, get_opt::<u64>(d, "buffer_bytes")?) {
+        (Some(p), None) => QueueLimit::Packets(p),
+        (None, Some(b)) => QueueLimit::Bytes(b),
+        _ => return Err(PyValueError::new_err("exactly one of buffer_pkts and buffer_bytes must be given")),
+    };
+    Ok(LinkConfig {
+        rate_bps: get(d, "rate_bps")?,
+        delay_ns: get_opt(d, "delay_ns")?.unwrap_or(0),
+        limit,
+        loss: get_opt(d, "loss")?.unwrap_or(0.0),
+    })
+}
+
+fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
+    let bottleneck: Bound<'_, PyDict> = get(d, "bottleneck")?;
+    let reverse: Bound<'_, PyDict> = get(d, "reverse")?;
+    let flows: Bound<'_, PyList> = get(d, "flows")?;
+    let mut fl = Vec::with_capacity(flows.len());
+    for f in flows.iter() {
+        let f = f.downcast_into::<PyDict>()?;
+        let app_kind: String = get(&f, "app")?;
+        let app = match app_kind.as_str() {
+            "bulk" => App::Bulk,
+            "fixed" => App::Fixed { bytes: get(&f, "app_bytes")? },
+            "rate" => App::Rate { bps: get(&f, "app_rate_bps")? },
+            other => return Err(PyValueError::new_err(format!("unknown app kind {other}"))),
+        };
+        let recovery = match get_opt::<String>(&f, "recovery")?.as_deref() {
+            None => None,
+            Some("prr") => Some(Recovery::Prr),
+            Some("newreno") => Some(Recovery::NewReno),
+            Some(other) => return Err(PyValueError::new_err(format!("unknown recovery {other}"))),
+        };
+        fl.push(FlowConfig {
+            cc: get(&f, "cc")?,
+            params: params_from(get_opt(&f, "params")?)?,
+            start_ns: get(&f, "start_ns")?,
+            stop_ns: get_opt(&f, "stop_ns")?,
+            rtt_ns: get(&f, "rtt_ns")?,
+            mss: get(&f, "mss")?,
+            header_bytes: get(&f, "header_bytes")?,
+            init_cwnd: get(&f, "init_cwnd")?,
+            rwnd_bytes: get_opt(&f, "rwnd_bytes")?,
+            pacing: get(&f, "pacing")?,
+            recovery,
+            app,
+        });
+    }
+    Ok(Config {
+        seed: get(d, "seed")?,
+        duration_ns: get(d, "duration_ns")?,
+        interval_ns: get(d, "interval_ns")?,
+        trace: get(d, "trace")?,
+        bottleneck: link_from(&bottleneck)?,
+        reverse: link_from(&reverse)?,
+        flows: fl,
+    })
+}
+
+fn columns<'py>(py: Python<'py>, cols: &[(&'static str, Column)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in cols {
+        let (dtype, bytes): (&str, Vec<u8>) = match col {
+            Column::U64(v) => ("<u8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::U32(v) => ("<u4", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::F64(v) => ("<f8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        };
+        d.set_item(*name, (dtype, PyBytes::new(py, &bytes)))?;
+    }
+    Ok(d)
+}
+
+/// Runs one simulation from a resolved config dict and returns its raw output:
+/// `flows_trace` and `queue_trace` (column name → (numpy dtype, bytes)),
+/// `flows` (per-flow statistics), `queue`, `conservation` and `stats`.
+#[pyfunction]
+fn simulate(py: Python<'_>, config: Bound<'_, PyDict>) -> PyResult<Py<PyDict>> {
+    let cfg = config_from(&config)?;
+    let out = py.allow_threads(|| sim::run(&cfg)).map_err(PyRuntimeError::new_err)?;
+    let d = PyDict::new(py);
+    d.set_item("flows_trace", columns(py, &out.flow_columns)?)?;
+    d.set_item("queue_trace", columns(py, &out.queue_columns)?)?;
+    let flows = PyList::empty(py);
+    for f in &out.flows {
+        let fd = PyDict::new(py);
+        fd.set_item("id", f.id)?;
+        fd.set_item("cc", &f.cc)?;
+        fd.set_item("recovery", f.recovery)?;
+        fd.set_item("metric_names", f.metric_names.to_vec())?;
+        for (k, v) in f.counters() {
+            fd.set_item(k, v)?;
+        }
+        fd.set_item("completion_ns", f.completion_ns)?;
+        for (k, v) in f.rtt_quantiles_us() {
+            fd.set_item(k, v)?;
+        }
+        flows.append(fd)?;
+    }
+    d.set_item("flows", flows)?;
+    let q = PyDict::new(py);
+    for (k, v) in out.queue.counters() {
+        q.set_item(k, v)?;
+    }
+    for (k, v) in out.queue.delay_quantiles_us() {
+        q.set_item(k, v)?;
+    }
+    d.set_item("queue", q)?;
+    let c = PyDict::new(py);
+    for (k, v) in out.conservation.fields() {
+        c.set_item(k, v)?;
+    }
+    d.set_item("conservation", c)?;
+    let s = PyDict::new(py);
+    s.set_item("events", out.events)?;
+    s.set_item("bottleneck_data_packets", out.bottleneck_data_packets)?;
+    s.set_item("engine_seconds", out.engine_seconds)?;
+    d.set_item("stats", s)?;
+    Ok(d.unbind())
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cc_algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
