@@ -1,0 +1,61 @@
+//! Engine throughput on fixed scenarios: bottleneck data packets and events
+//! per wall-clock second, event loop only (set-up and output excluded).
+//!
+//! Run with `bash bench/run.sh` (release build). Each scenario runs
+//! `--repeat` times (default 3) and the best run is reported, since the
+//! machine may be shared.
+
+use sim::{App, Config, FlowConfig, LinkConfig, QueueLimit};
+
+fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) -> Config {
+    let bdp_pkts = (rate_bps as f64 * rtt_ms as f64 / 1000.0 / 8.0 / 1500.0).round() as u64;
+    let f = FlowConfig {
+        cc: "cubic".into(),
+        params: vec![],
+        start_ns: 0,
+        stop_ns: None,
+        rtt_ns: rtt_ms * 1_000_000,
+        mss: 1448,
+        header_bytes: 52,
+        init_cwnd: 10,
+        rwnd_bytes: None,
+        pacing: false,
+        recovery: None,
+        app: App::Bulk,
+    };
+    Config {
+        seed: 1,
+        duration_ns: secs * 1_000_000_000,
+        interval_ns: 100_000_000,
+        trace,
+        bottleneck: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0 },
+        reverse: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0 },
+        flows: vec![f; flows],
+    }
+}
+
+fn main() {
+    let repeat: usize = std::env::args()
+        .skip_while(|a| a != "--repeat")
+        .nth(1)
+        .map(|v| v.parse().expect("--repeat takes a number"))
+        .unwrap_or(3);
+    let cases = [
+        ("a: 2 cubic, 100 Mbit/s, 100 ms, 1 BDP, 60 s, 100 ms probes", scenario(2, 100_000_000, 100, 60, true)),
+        ("b: 10 cubic, 1 Gbit/s, 100 ms, 1 BDP, 20 s", scenario(10, 1_000_000_000, 100, 20, true)),
+    ];
+    println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
+    for (name, cfg) in cases {
+        let mut best: Option<(f64, f64, f64)> = None;
+        for _ in 0..repeat {
+            let out = sim::run(&cfg).expect("benchmark run failed");
+            let s = out.engine_seconds;
+            let r = (out.bottleneck_data_packets as f64 / s, out.events as f64 / s, s);
+            if best.is_none_or(|b| r.0 > b.0) {
+                best = Some(r);
+            }
+        }
+        let (pps, eps, s) = best.unwrap();
+        println!("{name:<58} {pps:>14.0} {eps:>14.0} {s:>10.3}");
+    }
+}
