@@ -1,0 +1,17 @@
+"""The compiled simulator core (crates/py). Use the ``ccarena`` package instead."""
+
+from typing import Any
+
+__version__: str
+
+def cc_algorithms() -> list[dict[str, Any]]:
+    """Each algorithm: name, summary, source, default_recovery, unconfirmed,
+    params (name, type, default, min, max, choices, doc)."""
+
+def cc_resolve(name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """All parameters of ``name`` with defaults filled in; raises
+    ``ValueError((param_or_None, message))``."""
+
+def simulate(config: dict[str, Any]) -> dict[str, Any]:
+    """Runs one resolved configuration; returns flows_trace, queue_trace
+    (column → (dtype, bytes)), flows, queue, conservation and stats."""

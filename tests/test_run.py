@@ -1,0 +1,257 @@
+"""Whole runs through the simulator: the Python API, the command line, saved folders, determinism."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import ccarena
+import numpy as np
+import pytest
+from ccarena import plots
+from ccarena.results import ResultExistsError
+
+SUMMARY_KEYS = {
+    "format_version",
+    "utilization",
+    "utilization_second_half",
+    "jain_index",
+    "duration_s",
+    "seed",
+    "flows",
+    "queue",
+    "conservation",
+    "engine",
+}
+FLOW_KEYS = {
+    "id",
+    "cc",
+    "group",
+    "goodput_bps",
+    "bottleneck_rate_bps",
+    "retransmits",
+    "timeouts",
+    "rtt_p50_ms",
+    "rtt_p99_ms",
+    "rtt_min_ms",
+    "completion_s",
+}
+QUEUE_KEYS = {"drops", "random_drops", "delay_p50_ms", "delay_p99_ms", "delay_mean_ms", "max_backlog_pkts"}
+TRACE_COLUMNS = {
+    "t_ns",
+    "time_s",
+    "flow",
+    "group",
+    "cc",
+    "bottleneck_bytes",
+    "rate_bps",
+    "cwnd_pkts",
+    "ssthresh_pkts",
+    "srtt_us",
+    "inflight_pkts",
+    "pacing_rate_bps",
+    "delivered_bytes",
+    "retrans",
+}
+FILES = ["figure.png", "flows.parquet", "queue.parquet", "spec.toml", "summary.json"]
+
+
+def two_renos(**extra: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "name": "two-renos",
+        "duration": "5s",
+        "topology": {"rtt": "20ms", "bottleneck": {"rate": "20Mbps", "buffer": "1bdp"}},
+        "flows": [{"cc": "reno", "count": 2}],
+    }
+    d.update(extra)
+    return d
+
+
+EXPERIMENT = """\
+name = "mixed"
+duration = "4s"
+seed = 3
+
+[topology]
+rtt = "20ms"
+bottleneck = { rate = "20Mbps", buffer = "1bdp", loss = 0.01 }
+
+[[flows]]
+cc = "cubic"
+
+[[flows]]
+cc = "reno"
+start = "1s"
+"""
+
+
+def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccarena", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_run_from_a_dict() -> None:
+    r = ccarena.run(two_renos())
+    s = r.summary
+    assert set(s) >= SUMMARY_KEYS
+    assert s["duration_s"] == 5.0 and s["seed"] == 1 and s["format_version"] == ccarena.FORMAT_VERSION
+    assert len(s["flows"]) == 2
+    for f in s["flows"]:
+        assert set(f) >= FLOW_KEYS
+        assert f["cc"] == "reno" and f["group"] == 0 and f["completion_s"] is None
+        assert 0 < f["goodput_bps"] <= f["bottleneck_rate_bps"] <= 20e6
+        assert 0 < f["rtt_min_ms"] <= f["rtt_p50_ms"] <= f["rtt_p99_ms"]
+    assert set(s["queue"]) >= QUEUE_KEYS
+    assert "engine_seconds" not in s["engine"]
+    # Two bulk flows fill the link, and share it.
+    assert 0.8 < s["utilization"] <= 1.0 + 1e-9
+    assert 0.8 < s["utilization_second_half"] <= 1.0 + 1e-9
+    assert 0.5 < s["jain_index"] <= 1.0
+    c = s["conservation"]
+    assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]
+
+    df = r.flows
+    assert set(df.columns) >= TRACE_COLUMNS
+    assert len(df) == 2 * 50
+    assert sorted(df["flow"].unique().tolist()) == [0, 1]
+    assert np.allclose(df["time_s"], df["t_ns"] / 1e9)
+    # The trace adds up to the per-flow totals, and the rate is bytes per interval.
+    per_flow = df.groupby("flow")["bottleneck_bytes"].sum()
+    assert per_flow.tolist() == [f["bottleneck_bytes"] for f in s["flows"]]
+    assert np.allclose(df["rate_bps"], df["bottleneck_bytes"] * 8 / 0.1)
+    assert r.queue["tx_bytes"].sum() == s["queue"]["tx_bytes"]
+    assert {"t_ns", "time_s", "backlog_bytes", "backlog_pkts", "drops", "tx_bytes"} <= set(r.queue.columns)
+    assert r.spec["flows"][0]["cc"] == "reno" and r.raw is not None
+
+
+def test_algorithm_internals_have_named_columns() -> None:
+    r = ccarena.run(two_renos(flows=[{"cc": "cubic"}, {"cc": "reno"}]), duration="2s")
+    df = r.flows
+    names = [str(n) for n in r.raw["flows"][0]["metric_names"] if n] if r.raw else []
+    assert names, "cubic reports its internals"
+    for name in names:
+        assert name in df.columns
+        assert df.loc[df["flow"] == 1, name].isna().all()
+        assert df.loc[df["flow"] == 0, name].notna().any()
+
+
+def test_fixed_transfer_completes() -> None:
+    r = ccarena.run(two_renos(flows=[{"cc": "reno", "app": "fixed", "size": "1MB"}]))
+    f = r.summary["flows"][0]
+    assert f["completion_s"] is not None and 0 < f["completion_s"] < 5
+    assert f["goodput_bytes"] == 1_000_000
+
+
+def test_cli_run_writes_a_complete_folder(tmp_path: Path) -> None:
+    exp = tmp_path / "mixed.toml"
+    exp.write_text(EXPERIMENT)
+    out = tmp_path / "res"
+    p = cli(["run", exp.name, "--out", str(out)], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(x.name for x in out.iterdir()) == FILES
+    assert f"results: {out}" in p.stdout
+    assert "utilisation" in p.stdout and "Jain index" in p.stdout and "events/s" in p.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["name"] == "mixed" and summary["seed"] == 3
+    assert [f["cc"] for f in summary["flows"]] == ["cubic", "reno"]
+    # No temporary folder is left next to the result.
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["mixed.toml", "res"]
+
+    loaded = ccarena.Result.load(out)
+    assert loaded.summary == summary
+    assert loaded.spec["name"] == "mixed"
+    assert len(loaded.flows) == 2 * 40 and set(loaded.flows.columns) >= TRACE_COLUMNS
+
+    # Default folder name: results/<name>-seed<seed>, then -2.
+    p = cli(["run", exp.name, "--no-figure"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    p = cli(["run", exp.name, "--no-figure"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(x.name for x in (tmp_path / "results").iterdir()) == ["mixed-seed3", "mixed-seed3-2"]
+    assert "figure.png" not in [x.name for x in (tmp_path / "results" / "mixed-seed3").iterdir()]
+
+
+def test_rerunning_the_saved_spec_is_byte_identical(tmp_path: Path) -> None:
+    exp = tmp_path / "mixed.toml"
+    exp.write_text(EXPERIMENT)
+    assert cli(["run", exp.name, "--out", "a"], cwd=tmp_path).returncode == 0
+    p = cli(["run", "a/spec.toml", "--out", "b"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    for name in ["spec.toml", "summary.json", "flows.parquet", "queue.parquet"]:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+    # Another seed draws other random losses.
+    p = cli(["run", exp.name, "--seed", "4", "--out", "c", "--no-figure"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    a = json.loads((tmp_path / "a" / "summary.json").read_text())
+    c = json.loads((tmp_path / "c" / "summary.json").read_text())
+    assert c["seed"] == 4
+    assert a["queue"]["random_drops"] > 0 and c["queue"]["random_drops"] > 0
+    assert a["flows"] != c["flows"]
+    assert (tmp_path / "a" / "flows.parquet").read_bytes() != (tmp_path / "c" / "flows.parquet").read_bytes()
+
+
+def test_existing_output_folder_is_refused_and_untouched(tmp_path: Path) -> None:
+    exp = tmp_path / "mixed.toml"
+    exp.write_text(EXPERIMENT)
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "mine.txt").write_text("precious")
+    p = cli(["run", exp.name, "--out", "taken"], cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr == "error: taken: already exists (ccarena never overwrites results; choose another folder)\n"
+    assert [x.name for x in out.iterdir()] == ["mine.txt"]
+    assert (out / "mine.txt").read_text() == "precious"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["mixed.toml", "taken"]
+
+    with pytest.raises(ResultExistsError):
+        ccarena.run(two_renos(), out=out)
+    r = ccarena.run(two_renos(duration="1s"))
+    with pytest.raises(ResultExistsError):
+        r.save(out)
+    assert [x.name for x in out.iterdir()] == ["mine.txt"]
+
+
+def test_a_failed_save_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("figure failed")
+
+    monkeypatch.setattr(plots, "save", broken)
+    with pytest.raises(RuntimeError, match="figure failed"):
+        ccarena.run(two_renos(duration="1s"), out=tmp_path / "res")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_registry() -> None:
+    r = ccarena.run(two_renos(duration="1s"))
+    assert {"overview", "rate", "cwnd", "queue"} <= set(plots.PLOTS)
+    fig = r.plot("overview")
+    assert len(fig.axes) == 3
+    assert fig.axes[0].get_ylabel().startswith("rate at bottleneck")
+    legend = fig.axes[0].get_legend()
+    assert legend is not None
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels[:2] == ["flow 0 (reno)", "flow 1 (reno)"]
+    with pytest.raises(KeyError, match="unknown plot"):
+        r.plot("nope")
+
+
+def test_list_cc(tmp_path: Path) -> None:
+    p = cli(["list", "cc"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    for a in ccarena.algorithms():
+        assert f"{a['name']}: {a['summary']}" in p.stdout
+        assert f"default recovery: {a['default_recovery']}" in p.stdout
+        for param in a["params"]:
+            assert param["name"] in p.stdout
+
+
+def test_help(tmp_path: Path) -> None:
+    for args in (["--help"], ["run", "--help"], ["list", "--help"]):
+        p = cli(args, cwd=tmp_path)
+        assert p.returncode == 0 and p.stdout.startswith("usage: ccarena"), args
+    assert "--set PATH=VALUE" in cli(["run", "--help"], cwd=tmp_path).stdout
