@@ -1,7 +1,46 @@
-//! CUBIC with HyStart, following Linux `net/ipv4/tcp_cubic.c` ("CUBIC v2.3").
+//! CUBIC with HyStart, following Linux `net/ipv4/tcp_cubic.c` ("CUBIC v2.3"),
+//! with RFC 9438 and the 2.6.18 scaling bug as variants.
 //!
-//! Reference: `loss-based.md` §1 (constants §1.1, the Linux algorithm §1.8,
-//! HyStart §1.9, test vectors §1.11). The arithmetic is Linux's fixed point:
+//! Sources: RFC 9438 (2023); Ha, Rhee, Xu, "CUBIC: a new TCP-friendly
+//! high-speed TCP variant", ACM SIGOPS OSR 42(5), 2008; Linux `tcp_cubic.c`;
+//! the 2.6.18 stable patch "tcp: cubic scaling error" (S. Hemminger, S. Ha,
+//! 2006). Reference: `loss-based.md` §1 (constants §1.1, RFC 9438 §1.3–1.6,
+//! the Linux algorithm and its history §1.8, HyStart §1.9, test vectors
+//! §1.11).
+//!
+//! CUBIC in a nutshell (RFC 9438 §4):
+//!
+//! ```text
+//!  W_cubic(t) = C·(t − K)³ + W_max        t = time since the epoch began (idle excluded)
+//!  K          = cbrt((W_max − cwnd_epoch)/C)
+//!  per ACK:   target = W_cubic(t + RTT);   cwnd grows towards it within an RTT
+//!             W_est  = Reno-equivalent window; cwnd = W_est if W_cubic(t) < W_est
+//!  on loss:   W_max = cwnd (·(1 + β)/2 with fast convergence);  cwnd ← β·cwnd
+//! ```
+//!
+//! `mode = "linux"` (default) is Linux's integer implementation below.
+//! `mode = "rfc9438"` follows RFC 9438 §4 in floating point: K from
+//! cwnd_epoch, the smoothed RTT in W_cubic(t + RTT), target clamped to
+//! [cwnd, 1.5·cwnd], an ACK-based W_est whose slope α_cubic = 3(1 − β)/(1 + β)
+//! switches to 1 once W_est reaches cwnd_prior, ssthresh from the flight size,
+//! and K = 0, W_max = cwnd_epoch after a timeout or a HyStart exit. Slow start
+//! is Linux's HyStart in both modes (RFC 9438 recommends HyStart++), and a
+//! spurious-loss undo restores cwnd only (RFC 9438 §4.9 is a MAY).
+//!
+//! `scaling_bug_2_6_18 = true` (Linux mode only) reproduces CUBIC v2.0 as
+//! shipped up to 2.6.18 (fixed for 2.6.19 and 2.6.18.x stable): the cubic
+//! coefficient was `cube_rtt_scale = (bic_scale << 3)/10 = 32`, i.e.
+//! C = 32/1024 = 0.031 instead of 0.4, while K was still computed for
+//! C = 0.4; and the v2.0 growth cap `min_cnt = cwnd·HZ·8/(10·max_increment·
+//! delay_min)` saw an unscaled delay_min, limiting growth to 20·RTT[s]
+//! packets per RTT (2 per RTT at 100 ms) instead of 16 per 100 ms. Only these
+//! two effects are switched: the other v2.0 defaults are separate
+//! parameters (β = 819/1024 ≈ 0.8 via `beta`, `initial_ssthresh = 100` with
+//! `hystart = false`, since HyStart arrived in 2.6.29); v2.0's fixed
+//! `cnt = 50` before the first loss and its delayed-ACK cnt correction are
+//! not modelled.
+//!
+//! Linux mode arithmetic is Linux's fixed point:
 //!
 //! * β is `beta / 1024` (`BICTCP_BETA_SCALE`), default 717;
 //! * C is `cube_rtt_scale / 1024`, default 410 (Linux `bic_scale * 10`);
@@ -52,6 +91,20 @@ const HYSTART_DELAY: u8 = 0x2;
 const GSO_MAX_SIZE: u64 = 65_536;
 /// Cap on the HyStart ACK-delay cushion (Linux `USEC_PER_MSEC`), µs.
 const ACK_DELAY_CAP_US: u64 = 1_000;
+/// CUBIC v2.0 `max_increment`: growth capped at 16 packets per RTT per
+/// 100 ms of delay_min (scaling-bug variant only).
+const MAX_INCREMENT_V2_0: u64 = 16;
+/// RFC 9438 §4.2: the target is at most 1.5·cwnd (growth ≤ 50 % per RTT).
+const RFC_TARGET_MAX_FACTOR: f64 = 1.5;
+
+/// Which CUBIC specification to follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CubicMode {
+    /// Linux `tcp_cubic.c` v2.3, integer arithmetic.
+    Linux,
+    /// RFC 9438 §4, floating point.
+    Rfc9438,
+}
 
 /// CUBIC's parameters; defaults are Linux's module parameters.
 pub static PARAMS: &[ParamSpec] = &[
@@ -115,6 +168,18 @@ pub static PARAMS: &[ParamSpec] = &[
         default: ParamDefault::Int(0),
         doc: "initial slow-start threshold, packets, applied only when hystart is off; 0 = unused; Linux initial_ssthresh=0",
     },
+    ParamSpec {
+        name: "mode",
+        kind: ParamKind::Choice(&["linux", "rfc9438"]),
+        default: ParamDefault::Str("linux"),
+        doc: "linux: tcp_cubic.c v2.3 integer arithmetic (min RTT, Reno estimate at 0.53/RTT, cnt >= 2); rfc9438: RFC 9438 section 4 (K from cwnd_epoch, smoothed RTT, target in [cwnd, 1.5 cwnd], W_est alpha switching to 1, ssthresh from flight size)",
+    },
+    ParamSpec {
+        name: "scaling_bug_2_6_18",
+        kind: ParamKind::Bool,
+        default: ParamDefault::Bool(false),
+        doc: "Linux <= 2.6.18 CUBIC v2.0 bug: cubic coefficient 32/1024 instead of 0.4 (K still for 0.4) and growth capped at 20*RTT[s] packets per RTT (max_increment 16 with unscaled delay_min); linux mode only; set beta=0.8 and hystart=false for the rest of 2.6.18's defaults",
+    },
 ];
 
 /// Typed CUBIC configuration (see [`PARAMS`] for meanings and sources).
@@ -130,6 +195,8 @@ pub struct CubicConfig {
     pub hystart_low_window: u32,
     pub hystart_ack_delta_us: u32,
     pub initial_ssthresh: u32,
+    pub mode: CubicMode,
+    pub scaling_bug_2_6_18: bool,
 }
 
 impl Default for CubicConfig {
@@ -145,6 +212,8 @@ impl Default for CubicConfig {
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
             initial_ssthresh: 0,
+            mode: CubicMode::Linux,
+            scaling_bug_2_6_18: false,
         }
     }
 }
@@ -167,6 +236,8 @@ impl CubicConfig {
             hystart_low_window: to_u32(p.int("hystart_low_window")),
             hystart_ack_delta_us: to_u32(p.int("hystart_ack_delta_us")),
             initial_ssthresh: to_u32(p.int("initial_ssthresh")),
+            mode: if p.str("mode") == "rfc9438" { CubicMode::Rfc9438 } else { CubicMode::Linux },
+            scaling_bug_2_6_18: p.bool("scaling_bug_2_6_18"),
         }
     }
 }
@@ -258,6 +329,28 @@ pub struct Cubic {
     last_ack: u64,
     /// HyStart: minimum RTT of the current round, µs.
     curr_rtt: u32,
+    /// RFC 9438 mode state (unused in Linux mode).
+    rfc: RfcState,
+}
+
+/// RFC 9438 §4 state, in packets and seconds (floating point).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct RfcState {
+    /// W_max: window before the last reduction (after fast convergence),
+    /// packets; 0 = none (no loss yet, or a timeout since).
+    w_max: f64,
+    /// K: time from the epoch start to W_max, s.
+    k_s: f64,
+    /// cwnd_epoch: cwnd at the start of the congestion-avoidance stage, packets.
+    cwnd_epoch: f64,
+    /// W_est: Reno-equivalent window, packets.
+    w_est: f64,
+    /// α_cubic: W_est's additive increase per RTT, packets.
+    alpha: f64,
+    /// cwnd_prior: cwnd before the last reduction, packets; 0 = none.
+    cwnd_prior: f64,
+    /// Fractional packets of cubic growth not yet added to cwnd.
+    inc: f64,
 }
 
 impl Cubic {
@@ -265,6 +358,15 @@ impl Cubic {
         let beta = fixed_1024(cfg.beta, 1, BETA_SCALE - 1);
         let cube_rtt_scale = fixed_1024(cfg.c, 1, u32::MAX);
         let cube_factor = (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale as u64;
+        // Linux ≤ 2.6.18: cube_rtt_scale = (bic_scale << 3)/10 with
+        // bic_scale = C·1024/10 (41 → 32), while cube_factor (hence K) kept
+        // bic_scale·10 = 410.
+        let cube_rtt_scale = if cfg.scaling_bug_2_6_18 && cfg.mode == CubicMode::Linux {
+            let bic_scale = (cube_rtt_scale as f64 / 10.0).round().max(1.0) as u32;
+            ((bic_scale << 3) / 10).max(1)
+        } else {
+            cube_rtt_scale
+        };
         let beta_scale = 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta);
         let hystart_detect = if cfg.hystart_ack_train { HYSTART_ACK_TRAIN } else { 0 }
             | if cfg.hystart_delay { HYSTART_DELAY } else { 0 };
@@ -291,6 +393,7 @@ impl Cubic {
             end_seq: 0,
             last_ack: 0,
             curr_rtt: u32::MAX,
+            rfc: RfcState::default(),
         }
     }
 
@@ -369,6 +472,15 @@ impl Cubic {
             } else {
                 cwnd.saturating_mul(100) // very small increment
             };
+
+            // Linux ≤ 2.6.18 (CUBIC v2.0): growth capped at max_increment
+            // packets per 100 ms of delay_min, min_cnt = cwnd·HZ·8/(10·16·
+            // delay_min), but delay_min was not yet stored ×8, so the cap
+            // is cwnd/cnt ≤ 20·delay_min[s] packets per RTT.
+            if self.cfg.scaling_bug_2_6_18 && self.delay_min > 0 {
+                let min_cnt = cwnd as u64 * 8 * USEC_PER_SEC / (10 * MAX_INCREMENT_V2_0 * self.delay_min as u64);
+                self.cnt = self.cnt.max(min_cnt.min(u32::MAX as u64) as u32);
+            }
 
             // Before the first loss W_max is unknown: grow at least 5 % per RTT.
             if self.last_max_cwnd == 0 && self.cnt > 20 {
@@ -452,10 +564,102 @@ impl Cubic {
     }
 }
 
+/// RFC 9438 mode (`mode = "rfc9438"`).
+impl Cubic {
+    fn rfc(&self) -> bool {
+        self.cfg.mode == CubicMode::Rfc9438
+    }
+
+    /// RFC 9438 §4.2: W_cubic(t) = C·(t − K)³ + W_max, packets.
+    fn rfc_w_cubic(&self, t_s: f64) -> f64 {
+        self.cfg.c * (t_s - self.rfc.k_s).powi(3) + self.rfc.w_max
+    }
+
+    /// RFC 9438 §4.2–4.5: growth on an ACK in congestion avoidance.
+    fn rfc_cong_avoid(&mut self, tp: &mut Sock, acked: u32) {
+        let now = tp.now_us;
+        let cwnd = tp.snd_cwnd as f64;
+        let r = &mut self.rfc;
+        if self.epoch_start == 0 {
+            // First ACK of a congestion-avoidance stage (§4.2, §4.3).
+            self.epoch_start = now.max(1);
+            r.cwnd_epoch = cwnd;
+            if r.w_max <= cwnd {
+                // No W_max above us (no loss yet, a timeout §4.8, a HyStart
+                // exit §4.10): the curve starts at cwnd, convex, K = 0.
+                r.w_max = cwnd;
+                r.k_s = 0.0;
+            } else {
+                r.k_s = ((r.w_max - cwnd) / self.cfg.c).cbrt();
+            }
+            r.w_est = cwnd;
+            // §4.3: α_cubic = 3(1 − β)/(1 + β) keeps W_est's average rate
+            // equal to Reno's (α = 1, β = 0.5).
+            r.alpha = 3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta);
+            if r.cwnd_prior <= 0.0 {
+                r.cwnd_prior = cwnd;
+            }
+            r.inc = 0.0;
+        }
+
+        let t = now.saturating_sub(self.epoch_start) as f64 / USEC_PER_SEC as f64;
+        // §4.2: RTT is the smoothed RTT (Linux uses the minimum).
+        let rtt_us = if tp.srtt_us > 0 { tp.srtt_us } else { self.delay_min as u64 };
+        let rtt = rtt_us as f64 / USEC_PER_SEC as f64;
+        let w_t = self.rfc_w_cubic(t);
+        // §4.2: target = W_cubic(t + RTT) bounded to [cwnd, 1.5·cwnd].
+        let target = self.rfc_w_cubic(t + rtt).clamp(cwnd, RFC_TARGET_MAX_FACTOR * cwnd);
+
+        let r = &mut self.rfc;
+        if self.cfg.tcp_friendliness {
+            // §4.3: W_est += α·acked/cwnd; once W_est reaches cwnd_prior,
+            // α = 1 (Reno's own rate).
+            r.w_est += r.alpha * acked as f64 / cwnd;
+            if r.w_est >= r.cwnd_prior {
+                r.alpha = 1.0;
+            }
+            if w_t < r.w_est {
+                // Reno-friendly region: cwnd = W_est (never lowered here).
+                let w = r.w_est.floor().min(tp.snd_cwnd_clamp as f64);
+                if w > cwnd {
+                    tp.snd_cwnd = w as u32;
+                }
+                r.inc = 0.0;
+                return;
+            }
+        }
+        // §4.4/§4.5 (concave and convex alike): +(target − cwnd)/cwnd per
+        // packet acknowledged.
+        r.inc += acked as f64 * (target - cwnd) / cwnd;
+        if r.inc >= 1.0 {
+            let n = r.inc.floor();
+            r.inc -= n;
+            tp.snd_cwnd = (cwnd + n).min(tp.snd_cwnd_clamp as f64) as u32;
+        }
+    }
+
+    /// RFC 9438 §4.6/§4.7: W_max, cwnd_prior and the new ssthresh.
+    fn rfc_ssthresh(&mut self, tp: &Sock) -> u32 {
+        self.epoch_start = 0;
+        let beta = self.cfg.beta;
+        let r = &mut self.rfc;
+        let cwnd = tp.snd_cwnd as f64;
+        r.w_max = if cwnd < r.w_max && self.cfg.fast_convergence { cwnd * (1.0 + beta) / 2.0 } else { cwnd };
+        r.cwnd_prior = cwnd;
+        // ssthresh = flight_size·β. The flight is taken as packets_out, but
+        // never above cwnd (after an earlier reduction the flight may still
+        // exceed cwnd, and ssthresh must not undo that reduction) and cwnd
+        // when nothing is outstanding.
+        let flight = if tp.packets_out > 0 { tp.packets_out.min(tp.snd_cwnd) } else { tp.snd_cwnd };
+        ((flight as f64 * beta).floor() as u32).max(2)
+    }
+}
+
 impl CongestionControl for Cubic {
     /// Linux `cubictcp_init`.
     fn init(&mut self, tp: &mut Sock) {
         self.reset();
+        self.rfc = RfcState::default();
         if self.cfg.hystart {
             self.hystart_reset(tp);
         }
@@ -464,8 +668,11 @@ impl CongestionControl for Cubic {
         }
     }
 
-    /// Linux `cubictcp_recalc_ssthresh`.
+    /// Linux `cubictcp_recalc_ssthresh` (RFC 9438 §4.6 in rfc9438 mode).
     fn ssthresh(&mut self, tp: &Sock) -> u32 {
+        if self.rfc() {
+            return self.rfc_ssthresh(tp);
+        }
         self.epoch_start = 0; // end of epoch
         let cwnd = tp.snd_cwnd as u64;
         self.last_max_cwnd = if tp.snd_cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
@@ -488,15 +695,22 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
+        if self.rfc() {
+            self.rfc_cong_avoid(tp, acked);
+            return;
+        }
         self.update(tp.snd_cwnd, acked, tp.now_us);
         common::cong_avoid_ai(tp, self.cnt, acked);
     }
 
-    /// Linux `cubictcp_state`: an RTO forgets everything.
+    /// Linux `cubictcp_state`: an RTO forgets everything. In rfc9438 mode
+    /// (§4.8) the next stage starts with K = 0 and W_max = cwnd_epoch;
+    /// cwnd_prior is kept.
     fn set_state(&mut self, tp: &mut Sock, new_state: CaState) {
         if new_state == CaState::Loss {
             self.reset();
             self.hystart_reset(tp);
+            self.rfc = RfcState { cwnd_prior: self.rfc.cwnd_prior, ..RfcState::default() };
         }
     }
 
@@ -528,17 +742,29 @@ impl CongestionControl for Cubic {
         }
         if !self.found && tp.in_slow_start() && self.cfg.hystart {
             self.hystart_update(tp, delay);
+            if self.found && self.rfc() {
+                // RFC 9438 §4.10: slow start left without a loss.
+                self.rfc.cwnd_prior = tp.snd_cwnd as f64;
+            }
         }
     }
 
     fn metric_names(&self) -> &'static [&'static str] {
-        &["w_max_pkts", "k_s", "origin_pkts", "hystart_found"]
+        &["w_max_pkts", "k_s", "origin_pkts", "hystart_found", "w_est_pkts"]
     }
 
     fn metrics(&self, out: &mut [f64; MAX_METRICS]) {
-        out[0] = self.last_max_cwnd as f64;
-        out[1] = self.bic_k as f64 / 1024.0;
-        out[2] = self.bic_origin_point as f64;
+        if self.rfc() {
+            out[0] = self.rfc.w_max;
+            out[1] = self.rfc.k_s;
+            out[2] = self.rfc.w_max;
+            out[4] = self.rfc.w_est;
+        } else {
+            out[0] = self.last_max_cwnd as f64;
+            out[1] = self.bic_k as f64 / 1024.0;
+            out[2] = self.bic_origin_point as f64;
+            out[4] = self.tcp_cwnd as f64;
+        }
         out[3] = if self.found { 1.0 } else { 0.0 };
     }
 }
@@ -596,7 +822,9 @@ mod tests {
                 "hystart_delay",
                 "hystart_low_window",
                 "hystart_ack_delta_us",
-                "initial_ssthresh"
+                "initial_ssthresh",
+                "mode",
+                "scaling_bug_2_6_18"
             ]
         );
     }
@@ -749,9 +977,19 @@ mod tests {
     /// clock: one ACK per packet, `cwnd` ACKs spread evenly over each RTT.
     /// Returns cwnd at each probe time (seconds since the epoch started).
     fn run_after_loss(cfg: CubicConfig, loss_cwnd: u32, rtt_us: u64, probes: &[f64]) -> Vec<u32> {
-        let mut c = Cubic::new(cfg);
+        run_after_loss_with(Cubic::new(cfg), loss_cwnd, rtt_us, probes).1
+    }
+
+    /// [`run_after_loss`] from a given state; also returns the final state.
+    /// The flight at the loss is a full window and the smoothed RTT is the
+    /// RTT (both used only by rfc9438 mode).
+    fn run_after_loss_with(mut c: Cubic, loss_cwnd: u32, rtt_us: u64, probes: &[f64]) -> (Cubic, Vec<u32>) {
         let mut tp = sock(loss_cwnd, loss_cwnd);
+        tp.packets_out = loss_cwnd;
+        tp.srtt_us = rtt_us;
+        let w_max = (c.last_max_cwnd, c.rfc.w_max);
         c.init(&mut tp);
+        (c.last_max_cwnd, c.rfc.w_max) = w_max;
         // delay_min learnt before the loss (no epoch yet, so it is accepted).
         c.pkts_acked(&mut tp, &ack(rtt_us as i64));
         assert_eq!(c.delay_min as u64, rtt_us);
@@ -776,7 +1014,7 @@ mod tests {
             }
         }
         assert_eq!(c.delay_min as u64, rtt_us);
-        out
+        (c, out)
     }
 
     // CV1 (loss-based.md §1.11): loss at cwnd 100 → 70, W_max 100, K = 4.217 s,
@@ -1095,7 +1333,227 @@ mod tests {
 
     #[test]
     fn metric_names_fixed() {
-        assert_eq!(cubic().metric_names(), &["w_max_pkts", "k_s", "origin_pkts", "hystart_found"]);
+        assert_eq!(cubic().metric_names(), &["w_max_pkts", "k_s", "origin_pkts", "hystart_found", "w_est_pkts"]);
+    }
+
+    fn rfc_cfg() -> CubicConfig {
+        CubicConfig { mode: CubicMode::Rfc9438, ..Default::default() }
+    }
+
+    #[test]
+    fn mode_parameter_selects_rfc9438() {
+        let p = crate::registry::resolve_params("cubic", &[("mode".into(), crate::ParamValue::Str("rfc9438".into()))])
+            .unwrap();
+        assert_eq!(CubicConfig::from_params(&p).mode, CubicMode::Rfc9438);
+        let e = crate::registry::resolve_params("cubic", &[("mode".into(), crate::ParamValue::Str("rfc8312".into()))]);
+        assert!(e.is_err());
+    }
+
+    // RFC 9438 mode, CV1 (loss-based.md §1.11): loss at 100 with a full
+    // flight → ssthresh ⌊100·0.7002⌋ = 70, K = cbrt(30/0.4) = cbrt(75) =
+    // 4.2172 s. With RTT 100 ms the Reno estimate (70 + 0.53 per RTT, 75.3 at
+    // 1 s) stays below W_cubic (86.7 at 1 s): the cubic region, where cwnd
+    // tracks W_cubic(t)..W_cubic(t + RTT) as in Linux mode.
+    #[test]
+    fn rfc_cv1_trajectory() {
+        let k = 75f64.cbrt();
+        let w = |t: f64| 0.4 * (t - k).powi(3) + 100.0;
+        let probes = [1.0, 2.0, k, 6.0];
+        let (c, got) = run_after_loss_with(Cubic::new(rfc_cfg()), 100, 100_000, &probes);
+        assert!((c.rfc.k_s - 4.2172).abs() < 1e-3, "K = {}", c.rfc.k_s);
+        assert_eq!(c.rfc.cwnd_epoch, 70.0);
+        for (&t, &cwnd) in probes.iter().zip(&got) {
+            let (lo, hi) = (w(t).floor() - 1.0, w(t + 0.1).ceil() + 1.0);
+            assert!((lo..=hi).contains(&(cwnd as f64)), "t = {t}: cwnd {cwnd} not in [{lo}, {hi}]");
+        }
+        assert!(got[1] < 100 && got[3] > 100, "{got:?}");
+        let mut m = [0.0; MAX_METRICS];
+        c.metrics(&mut m);
+        assert_eq!(m[0], 100.0);
+        assert!((m[1] - 4.2172).abs() < 1e-3);
+    }
+
+    // CV2: loss at 1000 → 700, K = cbrt(750) = 9.0856 s; W(2) = 857.7,
+    // W(5) = 972.7, W(10) = 1000.3.
+    #[test]
+    fn rfc_cv2_trajectory() {
+        let k = 750f64.cbrt();
+        let w = |t: f64| 0.4 * (t - k).powi(3) + 1000.0;
+        let probes = [2.0, 5.0, 10.0];
+        let (c, got) = run_after_loss_with(Cubic::new(rfc_cfg()), 1000, 100_000, &probes);
+        assert!((c.rfc.k_s - 9.0856).abs() < 1e-3, "K = {}", c.rfc.k_s);
+        for (&t, &cwnd) in probes.iter().zip(&got) {
+            let (lo, hi) = (w(t).floor() - 1.0, w(t + 0.1).ceil() + 1.0);
+            assert!((lo..=hi).contains(&(cwnd as f64)), "t = {t}: cwnd {cwnd} not in [{lo}, {hi}]");
+        }
+    }
+
+    // CV3: W_max 100 from an earlier loss; loss at 90 < 100 → W_max =
+    // 90·(1 + 0.7)/2 = 76.5, cwnd 63, K = cbrt(13.5/0.4) = 3.2317 s.
+    #[test]
+    fn rfc_cv3_fast_convergence() {
+        let mut c = Cubic::new(rfc_cfg());
+        c.rfc.w_max = 100.0;
+        let (c, _) = run_after_loss_with(c, 90, 100_000, &[0.05]);
+        assert!((c.rfc.w_max - 90.0 * (1.0 + 717.0 / 1024.0) / 2.0).abs() < 1e-9, "W_max {}", c.rfc.w_max);
+        assert!((c.rfc.w_max - 76.5).abs() < 0.01);
+        assert_eq!(c.rfc.cwnd_epoch, 63.0);
+        // K from cwnd_epoch: cbrt((76.51 − 63)/0.4) = 3.2325 (3.2317 with β = 0.7 exactly).
+        assert!((c.rfc.k_s - 3.2317).abs() < 0.002, "K = {}", c.rfc.k_s);
+
+        let mut c = Cubic::new(CubicConfig { fast_convergence: false, ..rfc_cfg() });
+        c.rfc.w_max = 100.0;
+        let (c, _) = run_after_loss_with(c, 90, 100_000, &[0.05]);
+        assert_eq!(c.rfc.w_max, 90.0);
+    }
+
+    // CV4: RTT 10 ms after CV1's loss (cwnd 70, cwnd_prior 100). W_est grows
+    // α = 0.5294 per RTT until it reaches 100 (56.7 RTTs), then 1 per RTT:
+    // ≈ 143.2 at 1 s, far above W_cubic(1) = 86.7, so cwnd = W_est. RFC 8312's
+    // time-based estimate (and Linux, without the switch to α = 1) gives
+    // about 70 + 0.53·100 ≈ 123.
+    #[test]
+    fn rfc_cv4_reno_friendly_alpha_switch() {
+        let (c, got) = run_after_loss_with(Cubic::new(rfc_cfg()), 100, 10_000, &[0.5, 1.0]);
+        // At 0.5 s (50 RTTs) W_est = 70 + 50·0.529 = 96.5 < 100: α not yet 1.
+        assert!((95..=98).contains(&got[0]), "cwnd(0.5 s) {}", got[0]);
+        assert!((140..=146).contains(&got[1]), "cwnd(1 s) {}", got[1]);
+        assert_eq!(c.rfc.alpha, 1.0);
+        assert!((c.rfc.w_est - 143.2).abs() < 2.0, "W_est {}", c.rfc.w_est);
+        let linux = run_after_loss(CubicConfig::default(), 100, 10_000, &[1.0])[0];
+        assert!(linux < got[1] - 10, "Linux {linux} vs RFC {}", got[1]);
+    }
+
+    // §4.2 target clamp: deep in the convex region (20 s into an epoch with
+    // W_max 100) W_cubic is thousands of packets away, but the target is at
+    // most 1.5·cwnd: +0.5 per packet acked, so one window of ACKs at cwnd 70
+    // adds exactly 35.
+    #[test]
+    fn rfc_target_clamped_to_one_and_a_half_cwnd() {
+        let mut c = Cubic::new(rfc_cfg());
+        let mut tp = sock(70, 70);
+        tp.srtt_us = 100_000;
+        c.rfc.w_max = 100.0;
+        c.rfc.cwnd_prior = 100.0;
+        c.cong_avoid(&mut tp, 1); // epoch starts: K = 4.217 s
+        tp.snd_cwnd = 70;
+        tp.now_us += 20 * USEC_PER_SEC;
+        for _ in 0..70 {
+            c.cong_avoid(&mut tp, 1);
+        }
+        assert_eq!(tp.snd_cwnd, 105);
+    }
+
+    // §4.6: ssthresh = β·flight_size; W_max and cwnd_prior from cwnd.
+    #[test]
+    fn rfc_ssthresh_from_flight_size() {
+        for (out, ss) in [(50u32, 35u32), (100, 70), (0, 70), (200, 70), (2, 2)] {
+            let mut c = Cubic::new(rfc_cfg());
+            let mut tp = sock(100, 100);
+            tp.packets_out = out;
+            assert_eq!(c.ssthresh(&tp), ss, "flight {out}");
+            assert_eq!((c.rfc.w_max, c.rfc.cwnd_prior), (100.0, 100.0));
+            assert_eq!(c.epoch_start, 0);
+        }
+    }
+
+    // §4.8: after a timeout the next stage starts with K = 0, W_max =
+    // cwnd_epoch and W_est = cwnd_epoch; cwnd_prior is kept.
+    #[test]
+    fn rfc_timeout_restarts_curve_at_cwnd() {
+        let mut c = Cubic::new(rfc_cfg());
+        let mut tp = sock(100, 100);
+        tp.packets_out = 100;
+        c.init(&mut tp);
+        tp.snd_ssthresh = c.ssthresh(&tp);
+        c.set_state(&mut tp, CaState::Loss);
+        assert_eq!(c.rfc.w_max, 0.0);
+        assert_eq!(c.rfc.cwnd_prior, 100.0);
+        tp.snd_cwnd = 80; // regrown in slow start to ssthresh (70) and beyond
+        tp.srtt_us = 100_000;
+        c.cong_avoid(&mut tp, 1);
+        assert_eq!((c.rfc.w_max, c.rfc.k_s, c.rfc.cwnd_epoch, c.rfc.w_est.floor()), (80.0, 0.0, 80.0, 80.0));
+    }
+
+    // §4.10: a HyStart exit sets cwnd_prior = cwnd, and the first stage has
+    // K = 0 and W_max = cwnd_epoch; W_est ≥ cwnd_prior at once, so α = 1.
+    #[test]
+    fn rfc_hystart_exit_sets_cwnd_prior() {
+        let (mut c, mut tp) = hystart_setup(rfc_cfg());
+        round2(&mut c, &mut tp, 9, 2_500, 46_000);
+        assert!(c.found);
+        assert_eq!(c.rfc.cwnd_prior, tp.snd_cwnd as f64);
+        tp.srtt_us = 46_000;
+        c.cong_avoid(&mut tp, 1);
+        assert_eq!((c.rfc.w_max, c.rfc.k_s), (tp.snd_cwnd as f64, 0.0));
+        assert_eq!(c.rfc.alpha, 1.0);
+    }
+
+    // §1.8 history: the 2.6.18 coefficient is (41 << 3)/10 = 32, i.e.
+    // C = 0.031, 12.8× too small, while K still uses cube_factor for 410:
+    // K for ΔW = 30 stays 4317 (4.216 s). Over 4 s the cubic term is then
+    // 32·4096³ >> 40 = 2 packets instead of 410·4096³ >> 40 = 25.
+    #[test]
+    fn scaling_bug_coefficient() {
+        let c = Cubic::new(CubicConfig { scaling_bug_2_6_18: true, ..Default::default() });
+        assert_eq!(c.cube_rtt_scale, 32);
+        assert_eq!(c.cube_factor, 2_681_735_677);
+        let cube = |scale: u32| (scale as u128 * 4096u128.pow(3)) >> 40;
+        assert_eq!(cube(c.cube_rtt_scale), 2);
+        assert_eq!(cube(cubic().cube_rtt_scale), 25);
+        let mut c = Cubic::new(CubicConfig { scaling_bug_2_6_18: true, tcp_friendliness: false, ..Default::default() });
+        c.last_max_cwnd = 100;
+        c.update(70, 1, 5 * USEC_PER_SEC);
+        assert_eq!(c.bic_k, 4317);
+        // Ignored in rfc9438 mode.
+        let c = Cubic::new(CubicConfig { scaling_bug_2_6_18: true, ..rfc_cfg() });
+        assert_eq!(c.cube_rtt_scale, 410);
+    }
+
+    // §1.8 history, the effect: after a loss at 1000 (RTT 100 ms) the v2.0
+    // cap with an unscaled delay_min allows 20·0.1 = 2 packets per RTT, so
+    // cwnd climbs linearly, 700 + 20·t, instead of following W_cubic (CV2:
+    // 972.7 at 5 s): "grows too slowly".
+    #[test]
+    fn scaling_bug_grows_two_packets_per_rtt_at_100ms() {
+        let cfg = CubicConfig { scaling_bug_2_6_18: true, ..Default::default() };
+        let got = run_after_loss(cfg, 1000, 100_000, &[5.0, 10.0]);
+        assert!((790..=810).contains(&got[0]), "cwnd(5 s) {}", got[0]);
+        assert!((890..=910).contains(&got[1]), "cwnd(10 s) {}", got[1]);
+        let fixed = run_after_loss(CubicConfig::default(), 1000, 100_000, &[5.0])[0];
+        assert!(fixed > 960, "fixed CUBIC at 5 s: {fixed}");
+        // At RTT 10 ms the cap is 0.2 per RTT and the Reno estimate (0.53 per
+        // RTT) takes over: 700 + 0.53·500 ≈ 967 after 5 s.
+        let got = run_after_loss(CubicConfig { scaling_bug_2_6_18: true, ..Default::default() }, 1000, 10_000, &[5.0]);
+        assert!((930..=990).contains(&got[0]), "cwnd(5 s) at 10 ms {}", got[0]);
+    }
+
+    #[test]
+    fn variants_survive_extremes() {
+        for cfg in [rfc_cfg(), CubicConfig { scaling_bug_2_6_18: true, ..Default::default() }] {
+            for &cwnd in &[1u32, 2, 3, 1000, 1 << 20, u32::MAX / 2] {
+                let mut c = Cubic::new(cfg.clone());
+                let mut tp = sock(cwnd, 1);
+                tp.snd_cwnd_clamp = u32::MAX;
+                tp.packets_out = cwnd;
+                c.init(&mut tp);
+                c.pkts_acked(&mut tp, &ack(1));
+                c.cong_avoid(&mut tp, u32::MAX);
+                tp.srtt_us = u64::MAX / 4;
+                tp.now_us = u64::MAX / 2;
+                c.cong_avoid(&mut tp, u32::MAX);
+                assert!(tp.snd_cwnd >= 1);
+                let ss = c.ssthresh(&tp);
+                assert!(ss >= 2);
+                c.set_state(&mut tp, CaState::Loss);
+                tp.now_us = u64::MAX;
+                c.cwnd_event(&mut tp, CaEvent::TxStart { idle_us: u64::MAX });
+                c.cong_avoid(&mut tp, 1);
+                let mut m = [0.0; MAX_METRICS];
+                c.metrics(&mut m);
+                assert!(m.iter().all(|v| !v.is_infinite()), "{m:?}");
+            }
+        }
     }
 
     // Extreme parameters and windows must not panic (overflow checks are on

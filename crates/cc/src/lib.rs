@@ -20,10 +20,21 @@
 //! Algorithms are selected through [`registry`], which maps a name to typed
 //! parameters whose defaults are Linux's module parameters.
 
+pub mod bbr;
+pub mod bic;
 pub mod common;
+pub mod compound;
 pub mod cubic;
+pub mod fast;
+pub mod highspeed;
+pub mod htcp;
+pub mod illinois;
 pub mod registry;
 pub mod reno;
+pub mod scalable;
+pub mod sqrt;
+pub mod vegas;
+pub mod westwood;
 
 pub use registry::{algorithms, build, resolve_params, AlgoInfo, ParamKind, ParamSpec, ParamValue, Params};
 
@@ -123,6 +134,12 @@ pub struct Sock {
     pub max_packets_out: u32,
     /// Non-zero while the application limits sending (Linux `app_limited`).
     pub app_limited: u64,
+    /// Earliest departure time of the next paced packet, ns (Linux
+    /// `tcp_wstamp_ns`); kept by the sender, read by BBR.
+    pub wstamp_ns: u64,
+    /// Seed for algorithms that need randomness (BBR's gain-cycle phase),
+    /// derived by the simulator from the simulation seed and the flow id.
+    pub rng_seed: u64,
 }
 
 impl Sock {
@@ -155,6 +172,8 @@ impl Sock {
             is_cwnd_limited: true,
             max_packets_out: 0,
             app_limited: 0,
+            wstamp_ns: 0,
+            rng_seed: 0,
         }
     }
 
@@ -229,6 +248,16 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// The ACK was delayed or stretched (covers more than one packet).
     pub is_ack_delayed: bool,
+    /// Packets in flight just after the newest packet of the sample was sent
+    /// (google/bbr v3 `tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Packets marked lost since the newest packet of the sample was sent
+    /// (google/bbr v3 `rs->lost`).
+    pub lost: u32,
+    /// Packets delivered with a CE echo over the sample interval.
+    pub delivered_ce: i64,
+    /// The ACK carried an ECN echo (google/bbr v3 `is_ece`).
+    pub is_ece: bool,
 }
 
 impl RateSample {
@@ -256,8 +285,8 @@ pub struct CcHeader {
     pub has_feedback: bool,
 }
 
-/// Up to four algorithm internals exported per trace interval, with their names.
-pub const MAX_METRICS: usize = 4;
+/// Up to eight algorithm internals exported per trace interval, with their names.
+pub const MAX_METRICS: usize = 8;
 
 /// The congestion-control hooks, named as in Linux's `tcp_congestion_ops`.
 ///
@@ -298,6 +327,12 @@ pub trait CongestionControl {
         common::reno_undo_cwnd(tp)
     }
 
+    /// A packet was just marked lost (google/bbr v3 `skb_marked_lost`).
+    /// `rs` describes the flight up to that packet: `tx_in_flight` when it
+    /// was sent, `lost` = packets marked lost since then (this one
+    /// included), `is_app_limited` as stamped at its transmission.
+    fn skb_marked_lost(&mut self, _tp: &mut Sock, _rs: &RateSample) {}
+
     /// Called when a data packet leaves; may write the congestion header.
     fn on_send(&mut self, _tp: &Sock, _hdr: &mut CcHeader) {}
 
@@ -315,7 +350,18 @@ pub trait CongestionControl {
 pub enum AnyCc {
     Reno(reno::Reno),
     NewReno(reno::NewReno),
+    Bbr(bbr::Bbr),
+    Bic(bic::Bic),
     Cubic(cubic::Cubic),
+    Compound(compound::Compound),
+    Fast(fast::Fast),
+    HighSpeed(highspeed::HighSpeed),
+    Htcp(htcp::Htcp),
+    Illinois(illinois::Illinois),
+    Scalable(scalable::Scalable),
+    Sqrt(sqrt::Sqrt),
+    Vegas(vegas::Vegas),
+    Westwood(westwood::Westwood),
 }
 
 macro_rules! forward {
@@ -323,7 +369,18 @@ macro_rules! forward {
         match $self {
             AnyCc::Reno($cc) => $body,
             AnyCc::NewReno($cc) => $body,
+            AnyCc::Bbr($cc) => $body,
+            AnyCc::Bic($cc) => $body,
             AnyCc::Cubic($cc) => $body,
+            AnyCc::Compound($cc) => $body,
+            AnyCc::Fast($cc) => $body,
+            AnyCc::HighSpeed($cc) => $body,
+            AnyCc::Htcp($cc) => $body,
+            AnyCc::Illinois($cc) => $body,
+            AnyCc::Scalable($cc) => $body,
+            AnyCc::Sqrt($cc) => $body,
+            AnyCc::Vegas($cc) => $body,
+            AnyCc::Westwood($cc) => $body,
         }
     };
 }
@@ -334,7 +391,18 @@ impl AnyCc {
         match self {
             AnyCc::Reno(_) => "reno",
             AnyCc::NewReno(_) => "newreno",
+            AnyCc::Bbr(_) => "bbr",
+            AnyCc::Bic(_) => "bic",
             AnyCc::Cubic(_) => "cubic",
+            AnyCc::Compound(_) => "compound",
+            AnyCc::Fast(_) => "fast",
+            AnyCc::HighSpeed(_) => "highspeed",
+            AnyCc::Htcp(_) => "htcp",
+            AnyCc::Illinois(_) => "illinois",
+            AnyCc::Scalable(_) => "scalable",
+            AnyCc::Sqrt(_) => "sqrt",
+            AnyCc::Vegas(_) => "vegas",
+            AnyCc::Westwood(_) => "westwood",
         }
     }
 }
@@ -371,6 +439,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn undo_cwnd(&mut self, tp: &Sock) -> u32 {
         forward!(self, c => c.undo_cwnd(tp))
+    }
+    #[inline]
+    fn skb_marked_lost(&mut self, tp: &mut Sock, rs: &RateSample) {
+        forward!(self, c => c.skb_marked_lost(tp, rs))
     }
     #[inline]
     fn on_send(&mut self, tp: &Sock, hdr: &mut CcHeader) {

@@ -4,7 +4,9 @@
 //! The experiment-file validation and `ccarena list cc` both read this table,
 //! so a parameter exists in exactly one place.
 
-use crate::{cubic, reno, AnyCc};
+use crate::{bbr, cubic, reno, AnyCc};
+use crate::{compound, fast, vegas, westwood};
+use crate::{bic, highspeed, htcp, illinois, scalable, sqrt};
 
 /// A parameter value as given in an experiment file.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,6 +79,9 @@ pub struct AlgoInfo {
     pub params: &'static [ParamSpec],
     /// A reference this implementation relies on is not confirmed by a second source.
     pub unconfirmed: bool,
+    /// The algorithm assumes a paced sender (BBR); front ends default the
+    /// flow's `pacing` to true for it.
+    pub needs_pacing: bool,
 }
 
 /// Resolved parameters: every parameter of the algorithm, in the registry's
@@ -132,12 +137,76 @@ const RENO_SOURCE: &str = "Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_r
 
 static ALGORITHMS: &[AlgoInfo] = &[
     AlgoInfo {
+        name: "bbr",
+        summary: "BBR v1: paces at the windowed-max delivery rate and caps inflight at 2 BDP, cycling gains to probe; run it paced",
+        source: "Linux net/ipv4/tcp_bbr.c (v1); Cardwell et al., ACM Queue 14(5) 2016; draft-cardwell-iccrg-bbr-congestion-control-00; delivery rate: draft-cheng-iccrg-delivery-rate-estimation, Linux tcp_rate.c",
+        default_recovery: "prr",
+        params: bbr::PARAMS,
+        unconfirmed: false,
+        needs_pacing: true,
+    },
+    AlgoInfo {
+        name: "bic",
+        summary: "BIC: binary search toward the last maximum window (at most Smax = 16 packets per RTT), then max probing",
+        source: "Linux net/ipv4/tcp_bic.c; Xu, Harfoush, Rhee, IEEE INFOCOM 2004",
+        default_recovery: "prr",
+        params: bic::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "compound",
+        summary: "Compound TCP: Reno's window plus a delay-based window that grows like HighSpeed TCP while fewer than gamma packets are queued",
+        source: "Tan, Song, Zhang, Sridharan, IEEE INFOCOM 2006; Linux/ns-2 port tcp_compound.c (Castellani, Hemminger, Andrew) in the TCP evaluation suite",
+        default_recovery: "prr",
+        params: compound::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
         name: "cubic",
         summary: "CUBIC: window grows as a cubic function of time since the last loss (Linux default)",
         source: "Linux net/ipv4/tcp_cubic.c v2.3; RFC 9438; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; HyStart: Ha & Rhee, Computer Networks 2011",
         default_recovery: "prr",
         params: cubic::PARAMS,
         unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "fast",
+        summary: "FAST TCP: per-RTT window update toward alpha packets queued, w <- min(2w, (1-gamma)w + gamma(baseRTT/RTT w + alpha))",
+        source: "Jin, Wei, Low, IEEE INFOCOM 2004 (Caltech CSTR:2003.010); not in Linux; alpha/gamma defaults, update period and loss response unconfirmed",
+        default_recovery: "prr",
+        params: fast::PARAMS,
+        unconfirmed: true,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "highspeed",
+        summary: "HighSpeed TCP: AIMD with a(w), b(w) from RFC 3649's table, Reno up to 38 packets, response 0.12/p^0.835",
+        source: "RFC 3649 (Floyd 2003); Linux net/ipv4/tcp_highspeed.c (table from RFC 3649 appendix B); RFC 3742 limited slow start",
+        default_recovery: "prr",
+        params: highspeed::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "htcp",
+        summary: "H-TCP: increase grows with the time since the last congestion event, backoff RTTmin/RTTmax in [0.5, 0.8]",
+        source: "Linux net/ipv4/tcp_htcp.c; Leith & Shorten, PFLDnet 2004",
+        default_recovery: "prr",
+        params: htcp::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "illinois",
+        summary: "TCP Illinois: loss-triggered AIMD whose increase (10 to 0.3 per RTT) and decrease (1/8 to 1/2) follow the queueing delay",
+        source: "Linux net/ipv4/tcp_illinois.c; Liu, Basar, Srikant, Performance Evaluation 65(6-7) 2008",
+        default_recovery: "prr",
+        params: illinois::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
     },
     AlgoInfo {
         name: "newreno",
@@ -146,6 +215,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         default_recovery: "newreno",
         params: &[],
         unconfirmed: false,
+        needs_pacing: false,
     },
     AlgoInfo {
         name: "reno",
@@ -154,6 +224,43 @@ static ALGORITHMS: &[AlgoInfo] = &[
         default_recovery: "prr",
         params: &[],
         unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "scalable",
+        summary: "Scalable TCP: MIMD, +0.01 per packet acked (Reno below 100 packets), -1/8 on loss; response 0.08/p",
+        source: "Linux net/ipv4/tcp_scalable.c (2020 stretch-ACK fix); Kelly, ACM CCR 33(2) 2003",
+        default_recovery: "prr",
+        params: scalable::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "sqrt",
+        summary: "SQRT: binomial congestion control with k = l = 1/2, +alpha/sqrt(w) per RTT, -beta*sqrt(w) on loss; not in Linux",
+        source: "Bansal & Balakrishnan, IEEE INFOCOM 2001; alpha = 1, beta = 1/2 and the paper's details not re-verified (UNCONFIRMED)",
+        default_recovery: "prr",
+        params: sqrt::PARAMS,
+        unconfirmed: true,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "vegas",
+        summary: "Vegas as Linux runs it: once per RTT keep between alpha and beta packets queued (cwnd +-1), leave slow start past gamma",
+        source: "Linux net/ipv4/tcp_vegas.c; Brakmo & Peterson, IEEE JSAC 13(8) 1995",
+        default_recovery: "prr",
+        params: vegas::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
+    },
+    AlgoInfo {
+        name: "westwood",
+        summary: "Westwood+: Reno growth; after a loss cwnd = ssthresh = bandwidth estimate x RTTmin",
+        source: "Linux net/ipv4/tcp_westwood.c; Mascolo et al., ACM MobiCom 2001; Grieco & Mascolo, ACM CCR 34(2) 2004",
+        default_recovery: "prr",
+        params: westwood::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
     },
 ];
 
@@ -235,7 +342,18 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
     Ok(match name {
         "reno" => AnyCc::Reno(reno::Reno),
         "newreno" => AnyCc::NewReno(reno::NewReno),
+        "bbr" => AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig::from_params(&p))),
         "cubic" => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::from_params(&p))),
+        "compound" => AnyCc::Compound(compound::Compound::new(compound::CompoundConfig::from_params(&p))),
+        "fast" => AnyCc::Fast(fast::Fast::new(fast::FastConfig::from_params(&p))),
+        "bic" => AnyCc::Bic(bic::Bic::new(bic::BicConfig::from_params(&p))),
+        "highspeed" => AnyCc::HighSpeed(highspeed::HighSpeed::new(highspeed::HighSpeedConfig::from_params(&p))),
+        "htcp" => AnyCc::Htcp(htcp::Htcp::new(htcp::HtcpConfig::from_params(&p))),
+        "illinois" => AnyCc::Illinois(illinois::Illinois::new(illinois::IllinoisConfig::from_params(&p))),
+        "scalable" => AnyCc::Scalable(scalable::Scalable::new(scalable::ScalableConfig::from_params(&p))),
+        "sqrt" => AnyCc::Sqrt(sqrt::Sqrt::new(sqrt::SqrtConfig::from_params(&p))),
+        "vegas" => AnyCc::Vegas(vegas::Vegas::new(vegas::VegasConfig::from_params(&p))),
+        "westwood" => AnyCc::Westwood(westwood::Westwood::new(westwood::WestwoodConfig::from_params(&p))),
         _ => unreachable!("registered algorithm {name} has no constructor"),
     })
 }
@@ -247,7 +365,9 @@ mod tests {
     #[test]
     fn unknown_algorithm_lists_known() {
         let e = build("cubik", &[]).unwrap_err();
-        assert_eq!(e.message, "unknown algorithm \"cubik\" (known: cubic, newreno, reno)");
+        let known: Vec<&str> = algorithms().iter().map(|a| a.name).collect();
+        assert!(known.contains(&"cubic") && known.contains(&"reno"), "{known:?}");
+        assert_eq!(e.message, format!("unknown algorithm \"cubik\" (known: {})", known.join(", ")));
     }
 
     #[test]

@@ -11,7 +11,10 @@ use cc::registry::{self, ParamDefault, ParamKind, ParamValue};
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
-use sim::{App, Column, Config, FlowConfig, LinkConfig, QueueLimit, Recovery};
+use sim::{
+    App, Arrivals, Column, Config, Direction, FlowConfig, LinkConfig, LossModel, QueueLimit, Recovery, RttDist, SizeDist,
+    TcpSource, UdpPattern, UdpSource,
+};
 
 fn param_value(v: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
     if v.is_instance_of::<PyBool>() {
@@ -52,7 +55,7 @@ fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue
 }
 
 /// The registry as a list of dicts: name, summary, source, default_recovery,
-/// unconfirmed, params (name, type, default, min, max, choices, doc).
+/// unconfirmed, needs_pacing, params (name, type, default, min, max, choices, doc).
 #[pyfunction]
 fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
     let list = PyList::empty(py);
@@ -63,6 +66,7 @@ fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
         d.set_item("source", a.source)?;
         d.set_item("default_recovery", a.default_recovery)?;
         d.set_item("unconfirmed", a.unconfirmed)?;
+        d.set_item("needs_pacing", a.needs_pacing)?;
         let ps = PyList::empty(py);
         for p in a.params {
             let pd = PyDict::new(py);
@@ -133,11 +137,104 @@ fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
         (None, Some(b)) => QueueLimit::Bytes(b),
         _ => return Err(PyValueError::new_err("exactly one of buffer_pkts and buffer_bytes must be given")),
     };
+    let loss_model = match get_opt::<Bound<'_, PyDict>>(d, "loss_model")? {
+        None => None,
+        Some(m) => Some(match get::<String>(&m, "kind")?.as_str() {
+            "bernoulli" => LossModel::Bernoulli { p: get(&m, "p")? },
+            "gilbert" => LossModel::GilbertElliott {
+                p_gb: get(&m, "p_gb")?,
+                p_bg: get(&m, "p_bg")?,
+                loss_good: get(&m, "loss_good")?,
+                loss_bad: get(&m, "loss_bad")?,
+            },
+            other => return Err(PyValueError::new_err(format!("unknown loss model {other}"))),
+        }),
+    };
     Ok(LinkConfig {
         rate_bps: get(d, "rate_bps")?,
         delay_ns: get_opt(d, "delay_ns")?.unwrap_or(0),
         limit,
         loss: get_opt(d, "loss")?.unwrap_or(0.0),
+        loss_model,
+    })
+}
+
+fn direction_from(d: &Bound<'_, PyDict>) -> PyResult<Direction> {
+    match get_opt::<String>(d, "direction")?.as_deref() {
+        None | Some("forward") => Ok(Direction::Forward),
+        Some("reverse") => Ok(Direction::Reverse),
+        Some("both") => Ok(Direction::Both),
+        Some(other) => Err(PyValueError::new_err(format!("unknown direction {other}"))),
+    }
+}
+
+fn sizes_from(d: &Bound<'_, PyDict>) -> PyResult<SizeDist> {
+    Ok(match get::<String>(d, "kind")?.as_str() {
+        "fixed" => SizeDist::Fixed { bytes: get(d, "bytes")? },
+        "pareto" => SizeDist::Pareto { min: get(d, "min")?, shape: get(d, "shape")? },
+        "lognormal" => SizeDist::Lognormal { mu: get(d, "mu")?, sigma: get(d, "sigma")? },
+        "surge" => SizeDist::Surge {
+            body: get(d, "body")?,
+            mu: get(d, "mu")?,
+            sigma: get(d, "sigma")?,
+            tail_min: get(d, "tail_min")?,
+            tail_shape: get(d, "tail_shape")?,
+        },
+        "exponential" => SizeDist::Exponential { mean: get(d, "mean")? },
+        other => return Err(PyValueError::new_err(format!("unknown size distribution {other}"))),
+    })
+}
+
+fn rtt_from(d: &Bound<'_, PyDict>) -> PyResult<RttDist> {
+    Ok(match get::<String>(d, "kind")?.as_str() {
+        "fixed" => RttDist::Fixed { rtt_ns: get(d, "rtt_ns")? },
+        "exponential" => RttDist::ExponentialOneWay {
+            mean_one_way_ns: get(d, "mean_one_way_ns")?,
+            min_rtt_ns: get_opt(d, "min_rtt_ns")?.unwrap_or(0),
+        },
+        "uniform" => RttDist::Uniform { lo_ns: get(d, "lo_ns")?, hi_ns: get(d, "hi_ns")? },
+        other => return Err(PyValueError::new_err(format!("unknown RTT distribution {other}"))),
+    })
+}
+
+fn tcp_source_from(d: &Bound<'_, PyDict>) -> PyResult<TcpSource> {
+    let arr: Bound<'_, PyDict> = get(d, "arrivals")?;
+    let arrivals = match get::<String>(&arr, "kind")?.as_str() {
+        "poisson" => Arrivals::Poisson { rate: get(&arr, "rate")? },
+        "sessions" => Arrivals::Sessions { sessions: get(&arr, "sessions")?, off_mean_ns: get(&arr, "off_mean_ns")? },
+        other => return Err(PyValueError::new_err(format!("unknown arrival process {other}"))),
+    };
+    Ok(TcpSource {
+        name: get(d, "name")?,
+        arrivals,
+        sizes: sizes_from(&get(d, "sizes")?)?,
+        rtt: rtt_from(&get(d, "rtt")?)?,
+        direction: direction_from(d)?,
+        cc: get(d, "cc")?,
+        params: params_from(get_opt(d, "params")?)?,
+        mss: get(d, "mss")?,
+        header_bytes: get(d, "header_bytes")?,
+        init_cwnd: get(d, "init_cwnd")?,
+        pacing: get_opt(d, "pacing")?.unwrap_or(false),
+        start_ns: get_opt(d, "start_ns")?.unwrap_or(0),
+        stop_ns: get_opt(d, "stop_ns")?,
+    })
+}
+
+fn udp_source_from(d: &Bound<'_, PyDict>) -> PyResult<UdpSource> {
+    let pattern = match get::<String>(d, "pattern")?.as_str() {
+        "cbr" => UdpPattern::Cbr,
+        "poisson" => UdpPattern::Poisson,
+        other => return Err(PyValueError::new_err(format!("unknown UDP pattern {other}"))),
+    };
+    Ok(UdpSource {
+        name: get(d, "name")?,
+        pattern,
+        rate_bps: get(d, "rate_bps")?,
+        packet_bytes: get(d, "packet_bytes")?,
+        direction: direction_from(d)?,
+        start_ns: get_opt(d, "start_ns")?.unwrap_or(0),
+        stop_ns: get_opt(d, "stop_ns")?,
     })
 }
 
@@ -174,7 +271,20 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
             pacing: get(&f, "pacing")?,
             recovery,
             app,
+            reverse: get_opt(&f, "reverse")?.unwrap_or(false),
         });
+    }
+    let mut tcp_sources = Vec::new();
+    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "tcp_sources")? {
+        for s in list.iter() {
+            tcp_sources.push(tcp_source_from(&s.downcast_into::<PyDict>()?)?);
+        }
+    }
+    let mut udp_sources = Vec::new();
+    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "udp_sources")? {
+        for s in list.iter() {
+            udp_sources.push(udp_source_from(&s.downcast_into::<PyDict>()?)?);
+        }
     }
     Ok(Config {
         seed: get(d, "seed")?,
@@ -184,6 +294,8 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
         bottleneck: link_from(&bottleneck)?,
         reverse: link_from(&reverse)?,
         flows: fl,
+        tcp_sources,
+        udp_sources,
     })
 }
 
@@ -240,7 +352,34 @@ fn simulate(py: Python<'_>, config: Bound<'_, PyDict>) -> PyResult<Py<PyDict>> {
         c.set_item(k, v)?;
     }
     d.set_item("conservation", c)?;
+    let t = &out.transfers;
+    let transfer_cols: Vec<(&'static str, Column)> = vec![
+        ("source", Column::U32(t.iter().map(|r| r.source).collect())),
+        ("session", Column::U32(t.iter().map(|r| r.session.unwrap_or(u32::MAX)).collect())),
+        ("size_bytes", Column::U64(t.iter().map(|r| r.size_bytes).collect())),
+        ("start_ns", Column::U64(t.iter().map(|r| r.start_ns).collect())),
+        ("fct_ns", Column::U64(t.iter().map(|r| r.fct_ns.unwrap_or(u64::MAX)).collect())),
+        ("rtt_ns", Column::U64(t.iter().map(|r| r.rtt_ns).collect())),
+        ("reverse", Column::U32(t.iter().map(|r| r.reverse as u32).collect())),
+        ("delivered_bytes", Column::U64(t.iter().map(|r| r.delivered_bytes).collect())),
+    ];
+    d.set_item("transfers", columns(py, &transfer_cols)?)?;
+    let sources = PyList::empty(py);
+    for src in &out.sources {
+        let sd = PyDict::new(py);
+        sd.set_item("name", &src.name)?;
+        sd.set_item("kind", src.kind)?;
+        sd.set_item("offered_bytes", src.offered_bytes)?;
+        sd.set_item("delivered_bytes", src.delivered_bytes)?;
+        sd.set_item("started", src.started)?;
+        sd.set_item("completed", src.completed)?;
+        sd.set_item("active_from_ns", src.active_from_ns)?;
+        sd.set_item("active_to_ns", src.active_to_ns)?;
+        sources.append(sd)?;
+    }
+    d.set_item("sources", sources)?;
     let s = PyDict::new(py);
+    s.set_item("peak_flow_slots", out.peak_flow_slots)?;
     s.set_item("events", out.events)?;
     s.set_item("bottleneck_data_packets", out.bottleneck_data_packets)?;
     s.set_item("engine_seconds", out.engine_seconds)?;

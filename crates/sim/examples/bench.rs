@@ -22,15 +22,18 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
         pacing: false,
         recovery: None,
         app: App::Bulk,
+        reverse: false,
     };
     Config {
         seed: 1,
         duration_ns: secs * 1_000_000_000,
         interval_ns: 100_000_000,
         trace,
-        bottleneck: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0 },
-        reverse: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0 },
+        bottleneck: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0, loss_model: None },
+        reverse: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0, loss_model: None },
         flows: vec![f; flows],
+        tcp_sources: vec![],
+        udp_sources: vec![],
     }
 }
 

@@ -46,6 +46,12 @@ pub enum Event {
     FlowStop(u32),
     /// Periodic measurement.
     Probe,
+    /// A TCP source's next Poisson arrival.
+    Arrival(u32),
+    /// A closed-loop session of a TCP source starts its next transfer.
+    SessionStart(u32, u32),
+    /// A UDP source sends its next packet.
+    UdpSend(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

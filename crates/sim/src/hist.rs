@@ -9,7 +9,7 @@ const BUCKETS: usize = ((64 - SUB_BITS as usize) * SUB as usize) + SUB as usize;
 
 #[derive(Clone, Debug)]
 pub struct Histogram {
-    counts: Box<[u32]>,
+    counts: Vec<u32>,
     n: u64,
     sum: u128,
     min: u64,
@@ -45,11 +45,23 @@ fn bounds(i: usize) -> (u64, u64) {
 
 impl Histogram {
     pub fn new() -> Histogram {
-        Histogram { counts: vec![0; BUCKETS].into_boxed_slice(), n: 0, sum: 0, min: u64::MAX, max: 0 }
+        Histogram { counts: Vec::new(), n: 0, sum: 0, min: u64::MAX, max: 0 }
+    }
+
+    /// Forgets every value, keeping the buckets for reuse.
+    pub fn clear(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        self.n = 0;
+        self.sum = 0;
+        self.min = u64::MAX;
+        self.max = 0;
     }
 
     #[inline]
     pub fn record(&mut self, v: u64) {
+        if self.counts.is_empty() {
+            self.counts.resize(BUCKETS, 0);
+        }
         self.counts[index(v)] += 1;
         self.n += 1;
         self.sum += v as u128;

@@ -24,11 +24,13 @@ pub mod rng;
 pub mod sim;
 pub mod tcp;
 pub mod trace;
+pub mod traffic;
 
 pub use net::QueueLimit;
 pub use sim::{run, Simulator};
 pub use tcp::sender::{App, Recovery};
 pub use trace::Column;
+pub use traffic::{Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource};
 
 use cc::ParamValue;
 
@@ -41,6 +43,19 @@ pub struct LinkConfig {
     pub limit: QueueLimit,
     /// Bernoulli loss probability for data packets arriving at the port.
     pub loss: f64,
+    /// A bursty loss process used instead of `loss` when set.
+    pub loss_model: Option<LossModel>,
+}
+
+impl LinkConfig {
+    /// The loss process of this link.
+    pub fn loss_process(&self) -> LossModel {
+        match self.loss_model {
+            Some(m) => m,
+            None if self.loss > 0.0 => LossModel::Bernoulli { p: self.loss },
+            None => LossModel::None,
+        }
+    }
 }
 
 /// One flow, fully resolved.
@@ -60,6 +75,9 @@ pub struct FlowConfig {
     /// `None`: the algorithm's default recovery.
     pub recovery: Option<Recovery>,
     pub app: App,
+    /// Data flow from the receivers' side: through the reverse link, with
+    /// their ACKs through the bottleneck.
+    pub reverse: bool,
 }
 
 /// A whole experiment, fully resolved.
@@ -72,6 +90,10 @@ pub struct Config {
     pub bottleneck: LinkConfig,
     pub reverse: LinkConfig,
     pub flows: Vec<FlowConfig>,
+    /// Background TCP transfers (web, on-off sessions).
+    pub tcp_sources: Vec<TcpSource>,
+    /// Unresponsive UDP load.
+    pub udp_sources: Vec<UdpSource>,
 }
 
 /// Per-flow results.
@@ -188,6 +210,40 @@ impl Conservation {
     }
 }
 
+/// One finished or unfinished background transfer.
+#[derive(Clone, Copy, Debug)]
+pub struct TransferRecord {
+    /// Index of the TCP source in `Config::tcp_sources`.
+    pub source: u32,
+    /// Session of a closed-loop source (`None` for Poisson arrivals).
+    pub session: Option<u32>,
+    pub size_bytes: u64,
+    pub start_ns: u64,
+    /// Completion time (start to last byte acknowledged), if it finished.
+    pub fct_ns: Option<u64>,
+    pub rtt_ns: u64,
+    pub reverse: bool,
+    /// In-order bytes the receiver got (all of them if it finished).
+    pub delivered_bytes: u64,
+}
+
+/// Per-source totals.
+#[derive(Clone, Debug, Default)]
+pub struct SourceStats {
+    pub name: String,
+    pub kind: &'static str,
+    /// Bytes the source offered: transfer sizes started, or UDP bytes sent.
+    pub offered_bytes: u64,
+    /// Bytes delivered: receiver goodput of its transfers, or UDP bytes that
+    /// crossed their link.
+    pub delivered_bytes: u64,
+    pub started: u64,
+    pub completed: u64,
+    /// Start and end of the source's activity, ns.
+    pub active_from_ns: u64,
+    pub active_to_ns: u64,
+}
+
 /// Everything a run produces.
 #[derive(Debug)]
 pub struct Output {
@@ -196,6 +252,10 @@ pub struct Output {
     pub flows: Vec<FlowStats>,
     pub queue: QueueStats,
     pub conservation: Conservation,
+    pub transfers: Vec<TransferRecord>,
+    pub sources: Vec<SourceStats>,
+    /// Most flow slots in use at once (foreground + background).
+    pub peak_flow_slots: usize,
     pub events: u64,
     /// Data packets that crossed the bottleneck.
     pub bottleneck_data_packets: u64,

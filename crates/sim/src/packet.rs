@@ -16,6 +16,8 @@ pub const MAX_SACK: usize = 3;
 pub enum Kind {
     Data,
     Ack,
+    /// Unresponsive datagram; `flow` is the UDP source index.
+    Udp,
 }
 
 /// One packet. Sequence numbers are in segments (segment k covers bytes

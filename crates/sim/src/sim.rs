@@ -1,40 +1,78 @@
 //! The simulator: builds the dumbbell from a [`Config`], runs the event loop
 //! and collects traces and statistics.
+//!
+//! Flows live in slots. The configured ("foreground") flows hold slots
+//! 0..n for the whole run and are traced; background transfers take a slot
+//! from a pool when they start and give it back once they have finished and
+//! none of their packets or timers remain, so thousands of short flows reuse
+//! a bounded set of buffers.
 
-use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, TIMER_KINDS};
+use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIMER_KINDS};
 use crate::hist::Histogram;
 use crate::net::{DelayLine, Dir, Hop, Port};
-use crate::packet::{Kind, PacketArena, PacketId};
+use crate::packet::{Kind, Packet, PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::tcp::receiver::Receiver;
-use crate::tcp::sender::{Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
+use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
 use crate::trace::{FlowRow, FlowTrace, QueueTrace};
-use crate::{Config, Conservation, FlowStats, Output, QueueStats};
+use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
+use crate::{Config, Conservation, FlowStats, Output, QueueStats, SourceStats, TransferRecord};
 use cc::{CongestionControl, MAX_METRICS};
 
 /// Random stream numbers, one per random process.
 const STREAM_BOTTLENECK_LOSS: u64 = 1;
+const STREAM_REVERSE_LOSS: u64 = 2;
+const STREAM_TCP_SOURCE_BASE: u64 = 1_000;
+const STREAM_UDP_SOURCE_BASE: u64 = 2_000;
+/// Per-flow congestion-control seeds use streams STREAM_CC_BASE + flow id;
+/// background transfers STREAM_CC_BACKGROUND + transfer index.
+const STREAM_CC_BASE: u64 = 1 << 32;
+const STREAM_CC_BACKGROUND: u64 = 1 << 33;
 
 const FWD: usize = 0;
 const REV: usize = 1;
 
+// Delay lines of a flow slot.
+const DATA_IN: usize = 0;
+const DATA_OUT: usize = 1;
+const ACK_IN: usize = 2;
+const ACK_OUT: usize = 3;
+
 struct Flow {
     sender: Sender,
     receiver: Receiver,
-    /// Delay lines: sender→port, port→receiver, receiver→reverse port, reverse port→sender.
-    fwd_in: u32,
-    fwd_out: u32,
-    rev_in: u32,
-    rev_out: u32,
+    /// Delay lines: sender→data port, data port→receiver, receiver→ACK port, ACK port→sender.
+    lines: [u32; 4],
+    /// Port crossed by the flow's data (FWD, or REV for a reverse flow).
+    data_port: usize,
     /// Time of the pending event of each timer slot (u64::MAX = none).
     pending: [Time; TIMER_KINDS],
     start: Time,
     stop: Option<Time>,
-    started: bool,
-    /// Wire bytes of this flow that left the bottleneck, this interval and in total.
+    /// Wire bytes of this flow's data that left its data port, this interval and in total.
     interval_bytes: u64,
     total_bytes: u64,
     drops: u64,
+    /// Packets of this slot in ports and lines.
+    in_network: u32,
+    /// Background transfer: its index in `transfers`, and its session.
+    transfer: Option<u32>,
+    session: Option<(u32, u32)>,
+    /// The transfer finished; the slot is released once drained.
+    closing: bool,
+}
+
+struct TcpSourceState {
+    cfg: TcpSource,
+    rng: Rng,
+    stats: SourceStats,
+}
+
+struct UdpSourceState {
+    cfg: UdpSource,
+    rng: Rng,
+    stats: SourceStats,
+    packets: u64,
 }
 
 /// One simulation. Owns all of its state; no globals.
@@ -43,18 +81,29 @@ pub struct Simulator {
     end: Time,
     interval: Time,
     trace_on: bool,
+    seed: u64,
+    bottleneck_delay: Time,
     q: EventQueue,
     arena: PacketArena,
     ports: [Port; 2],
+    losses: [Loss; 2],
     lines: Vec<DelayLine>,
     flows: Vec<Flow>,
-    loss_rng: Rng,
+    /// Number of foreground flows (slots 0..n_fg).
+    n_fg: usize,
+    free_slots: Vec<u32>,
+    live_slots: usize,
+    peak_slots: usize,
+    tcp_sources: Vec<TcpSourceState>,
+    udp_sources: Vec<UdpSourceState>,
+    transfers: Vec<TransferRecord>,
     fwd_delay: Histogram,
     rev_delay: Histogram,
     flow_trace: FlowTrace,
     queue_trace: QueueTrace,
     interval_drops: u64,
     interval_tx_bytes: u64,
+    interval_bg_bytes: u64,
     created: u64,
     delivered: u64,
     dropped: u64,
@@ -75,6 +124,14 @@ fn timer_kind(slot: usize) -> TimerKind {
     }
 }
 
+fn port_of(reverse: bool) -> usize {
+    if reverse {
+        REV
+    } else {
+        FWD
+    }
+}
+
 impl Simulator {
     /// Builds the dumbbell. Fails with a message if an algorithm or parameter is invalid.
     pub fn new(cfg: &Config) -> Result<Simulator, String> {
@@ -85,33 +142,57 @@ impl Simulator {
             return Err("link rates must be positive".into());
         }
         let d = ns(cfg.bottleneck.delay_ns);
-        let mut lines = Vec::with_capacity(cfg.flows.len() * 4);
-        let mut flows = Vec::with_capacity(cfg.flows.len());
+        let b = &cfg.bottleneck;
+        let r = &cfg.reverse;
+        let rows = if cfg.trace { (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len() } else { 0 };
+        let mut sim = Simulator {
+            now: 0,
+            end: ns(cfg.duration_ns),
+            interval: ns(cfg.interval_ns),
+            trace_on: cfg.trace,
+            seed: cfg.seed,
+            bottleneck_delay: d,
+            q: EventQueue::new(),
+            arena: PacketArena::new(),
+            ports: [
+                Port::new(Dir::Forward, b.rate_bps, b.limit, b.loss),
+                Port::new(Dir::Reverse, r.rate_bps, r.limit, r.loss),
+            ],
+            losses: [
+                Loss::new(b.loss_process(), Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS)),
+                Loss::new(r.loss_process(), Rng::new(cfg.seed, STREAM_REVERSE_LOSS)),
+            ],
+            lines: Vec::with_capacity(cfg.flows.len() * 4),
+            flows: Vec::with_capacity(cfg.flows.len()),
+            n_fg: cfg.flows.len(),
+            free_slots: Vec::new(),
+            live_slots: 0,
+            peak_slots: 0,
+            tcp_sources: Vec::new(),
+            udp_sources: Vec::new(),
+            transfers: Vec::new(),
+            fwd_delay: Histogram::new(),
+            rev_delay: Histogram::new(),
+            flow_trace: FlowTrace::with_capacity(rows.min(50_000_000)),
+            queue_trace: QueueTrace::default(),
+            interval_drops: 0,
+            interval_tx_bytes: 0,
+            interval_bg_bytes: 0,
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            events: 0,
+            bottleneck_data_packets: 0,
+        };
         for (i, f) in cfg.flows.iter().enumerate() {
-            let id = i as u32;
             let cc = cc::build(&f.cc, &f.params).map_err(|e| match e.param {
                 Some(p) => format!("flows[{i}].params.{p}: {}", e.message),
                 None => format!("flows[{i}].cc: {}", e.message),
             })?;
-            let one_way = ns(f.rtt_ns) / 2;
-            if one_way < d {
+            if ns(f.rtt_ns) / 2 < d {
                 return Err(format!("flows[{i}].rtt: shorter than twice the bottleneck delay"));
             }
-            let access = (one_way - d) / 2;
-            let recovery = f.recovery.unwrap_or_else(|| {
-                let info = cc::registry::info(&f.cc).expect("built above");
-                if info.default_recovery == "newreno" { Recovery::NewReno } else { Recovery::Prr }
-            });
-            let base = lines.len() as u32;
-            // access + bottleneck delay on the far side, so a_i + d + b_i = rtt/2.
-            lines.push(DelayLine::new(access, Hop::Port(FWD as u32)));
-            lines.push(DelayLine::new(d + (one_way - d - access), Hop::Receiver(id)));
-            lines.push(DelayLine::new(access, Hop::Port(REV as u32)));
-            lines.push(DelayLine::new(d + (one_way - d - access), Hop::Sender(id)));
-            let total = match f.app {
-                crate::App::Fixed { bytes } => Some(bytes),
-                _ => None,
-            };
+            let recovery = f.recovery.unwrap_or_else(|| default_recovery(&f.cc));
             let scfg = SenderConfig {
                 mss: f.mss,
                 header_bytes: f.header_bytes,
@@ -121,60 +202,232 @@ impl Simulator {
                 recovery,
                 app: f.app,
             };
-            flows.push(Flow {
-                sender: Sender::new(id, scfg, cc),
-                receiver: Receiver::new(id, f.mss, f.header_bytes, total),
-                fwd_in: base,
-                fwd_out: base + 1,
-                rev_in: base + 2,
-                rev_out: base + 3,
-                pending: [u64::MAX; TIMER_KINDS],
-                start: ns(f.start_ns),
-                stop: f.stop_ns.map(ns),
-                started: false,
-                interval_bytes: 0,
-                total_bytes: 0,
-                drops: 0,
-            });
-        }
-        let b = &cfg.bottleneck;
-        let r = &cfg.reverse;
-        let rows = if cfg.trace { (cfg.duration_ns / cfg.interval_ns) as usize * cfg.flows.len() } else { 0 };
-        let mut sim = Simulator {
-            now: 0,
-            end: ns(cfg.duration_ns),
-            interval: ns(cfg.interval_ns),
-            trace_on: cfg.trace,
-            q: EventQueue::new(),
-            arena: PacketArena::new(),
-            ports: [Port::new(Dir::Forward, b.rate_bps, b.limit, b.loss), Port::new(Dir::Reverse, r.rate_bps, r.limit, 0.0)],
-            lines,
-            flows,
-            loss_rng: Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS),
-            fwd_delay: Histogram::new(),
-            rev_delay: Histogram::new(),
-            flow_trace: FlowTrace::with_capacity(rows.min(50_000_000)),
-            queue_trace: QueueTrace::default(),
-            interval_drops: 0,
-            interval_tx_bytes: 0,
-            created: 0,
-            delivered: 0,
-            dropped: 0,
-            events: 0,
-            bottleneck_data_packets: 0,
-        };
-        for (i, f) in sim.flows.iter().enumerate() {
-            if f.start < sim.end {
-                sim.q.push(f.start, Event::FlowStart(i as u32));
+            let slot = sim.alloc_slot();
+            debug_assert_eq!(slot as usize, i);
+            let seed = Rng::new(cfg.seed, STREAM_CC_BASE + i as u64).next_u64();
+            sim.init_slot(slot, scfg, cc, seed, ns(f.rtt_ns), f.reverse, ns(f.start_ns));
+            let fl = &mut sim.flows[i];
+            fl.stop = f.stop_ns.map(ns);
+            if fl.start < sim.end {
+                sim.q.push(fl.start, Event::FlowStart(i as u32));
             }
-            if let Some(s) = f.stop {
+            if let Some(s) = fl.stop {
                 if s < sim.end {
                     sim.q.push(s, Event::FlowStop(i as u32));
                 }
             }
         }
+        for (i, s) in cfg.tcp_sources.iter().enumerate() {
+            let path = format!("background source {} ({})", i, s.name);
+            cc::build(&s.cc, &s.params).map_err(|e| format!("{path}: {}", e.message))?;
+            let mut st = TcpSourceState {
+                cfg: s.clone(),
+                rng: Rng::new(cfg.seed, STREAM_TCP_SOURCE_BASE + i as u64),
+                stats: SourceStats {
+                    name: s.name.clone(),
+                    kind: "tcp",
+                    active_from_ns: s.start_ns,
+                    active_to_ns: s.stop_ns.unwrap_or(cfg.duration_ns).min(cfg.duration_ns),
+                    ..SourceStats::default()
+                },
+            };
+            let start = ns(s.start_ns);
+            match s.arrivals {
+                Arrivals::Poisson { rate } => {
+                    if rate <= 0.0 || !rate.is_finite() {
+                        return Err(format!("{path}: arrival rate must be positive"));
+                    }
+                    let gap = (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
+                    sim.q.push(start + gap, Event::Arrival(i as u32));
+                }
+                Arrivals::Sessions { sessions, off_mean_ns } => {
+                    for k in 0..sessions {
+                        // Each session begins with an idle period, so they do not start in step.
+                        let gap = ns(exponential(&mut st.rng, off_mean_ns as f64) as u64);
+                        sim.q.push(start + gap, Event::SessionStart(i as u32, k));
+                    }
+                }
+            }
+            sim.tcp_sources.push(st);
+        }
+        for (i, u) in cfg.udp_sources.iter().enumerate() {
+            if u.rate_bps == 0 || u.packet_bytes == 0 {
+                return Err(format!("UDP source {} ({}): rate and packet size must be positive", i, u.name));
+            }
+            sim.udp_sources.push(UdpSourceState {
+                cfg: u.clone(),
+                rng: Rng::new(cfg.seed, STREAM_UDP_SOURCE_BASE + i as u64),
+                stats: SourceStats {
+                    name: u.name.clone(),
+                    kind: "udp",
+                    active_from_ns: u.start_ns,
+                    active_to_ns: u.stop_ns.unwrap_or(cfg.duration_ns).min(cfg.duration_ns),
+                    ..SourceStats::default()
+                },
+                packets: 0,
+            });
+            sim.q.push(ns(u.start_ns), Event::UdpSend(i as u32));
+        }
         sim.q.push(sim.interval.min(sim.end), Event::Probe);
         Ok(sim)
+    }
+
+    /// Takes a free flow slot, or makes a new one.
+    fn alloc_slot(&mut self) -> u32 {
+        self.live_slots += 1;
+        self.peak_slots = self.peak_slots.max(self.live_slots);
+        if let Some(s) = self.free_slots.pop() {
+            return s;
+        }
+        let id = self.flows.len() as u32;
+        let base = self.lines.len() as u32;
+        for next in [Hop::Port(0), Hop::Receiver(id), Hop::Port(1), Hop::Sender(id)] {
+            self.lines.push(DelayLine::new(0, next));
+        }
+        let dummy = SenderConfig {
+            mss: 1,
+            header_bytes: 0,
+            init_cwnd: 1,
+            rwnd_bytes: None,
+            pacing: false,
+            recovery: Recovery::Prr,
+            app: App::Bulk,
+        };
+        self.flows.push(Flow {
+            sender: Sender::new(id, dummy, cc::build("reno", &[]).expect("reno is registered")),
+            receiver: Receiver::new(id, 1, 0, None),
+            lines: [base, base + 1, base + 2, base + 3],
+            data_port: FWD,
+            pending: [u64::MAX; TIMER_KINDS],
+            start: 0,
+            stop: None,
+            interval_bytes: 0,
+            total_bytes: 0,
+            drops: 0,
+            in_network: 0,
+            transfer: None,
+            session: None,
+            closing: false,
+        });
+        id
+    }
+
+    /// Sets a slot up for a new connection (its lines are empty).
+    #[allow(clippy::too_many_arguments)]
+    fn init_slot(&mut self, slot: u32, scfg: SenderConfig, cc: cc::AnyCc, cc_seed: u64, rtt: Time, reverse: bool, start: Time) {
+        let d = self.bottleneck_delay;
+        let one_way = (rtt / 2).max(d);
+        let access = (one_way - d) / 2;
+        let (data_port, ack_port) = if reverse { (REV, FWD) } else { (FWD, REV) };
+        let total = match scfg.app {
+            App::Fixed { bytes } => Some(bytes),
+            _ => None,
+        };
+        let (mss, hdr) = (scfg.mss, scfg.header_bytes);
+        let fl = &mut self.flows[slot as usize];
+        let delays = [access, one_way - access, access, one_way - access];
+        let nexts = [Hop::Port(data_port as u32), Hop::Receiver(slot), Hop::Port(ack_port as u32), Hop::Sender(slot)];
+        for k in 0..4 {
+            let line = &mut self.lines[fl.lines[k] as usize];
+            debug_assert!(line.is_empty());
+            line.delay = delays[k];
+            line.next = nexts[k];
+        }
+        fl.sender.reinit(slot, scfg, cc);
+        fl.sender.tp.rng_seed = cc_seed;
+        fl.receiver.reinit(slot, mss, hdr, total);
+        fl.data_port = data_port;
+        fl.pending = [u64::MAX; TIMER_KINDS];
+        fl.start = start;
+        fl.stop = None;
+        fl.interval_bytes = 0;
+        fl.total_bytes = 0;
+        fl.drops = 0;
+        fl.in_network = 0;
+        fl.transfer = None;
+        fl.session = None;
+        fl.closing = false;
+    }
+
+    /// Starts one background transfer of TCP source `src`.
+    fn start_transfer(&mut self, src: u32, session: Option<u32>) {
+        let now = self.now;
+        let st = &mut self.tcp_sources[src as usize];
+        let size = st.cfg.sizes.sample(&mut st.rng);
+        let rtt = ns(st.cfg.rtt.sample(&mut st.rng)).max(2 * self.bottleneck_delay);
+        let reverse = match st.cfg.direction {
+            Direction::Forward => false,
+            Direction::Reverse => true,
+            Direction::Both => st.rng.uniform() < 0.5,
+        };
+        let c = &st.cfg;
+        let cc = cc::build(&c.cc, &c.params).expect("checked when the source was built");
+        let scfg = SenderConfig {
+            mss: c.mss,
+            header_bytes: c.header_bytes,
+            init_cwnd: c.init_cwnd,
+            rwnd_bytes: None,
+            pacing: c.pacing,
+            recovery: default_recovery(&c.cc),
+            app: App::Fixed { bytes: size },
+        };
+        st.stats.offered_bytes += size;
+        st.stats.started += 1;
+        let tid = self.transfers.len() as u32;
+        self.transfers.push(TransferRecord {
+            source: src,
+            session,
+            size_bytes: size,
+            start_ns: now / PS_PER_NS,
+            fct_ns: None,
+            rtt_ns: rtt / PS_PER_NS,
+            reverse,
+            delivered_bytes: 0,
+        });
+        let seed = Rng::new(self.seed, STREAM_CC_BACKGROUND + tid as u64).next_u64();
+        let slot = self.alloc_slot();
+        self.init_slot(slot, scfg, cc, seed, rtt, reverse, now);
+        let fl = &mut self.flows[slot as usize];
+        fl.transfer = Some(tid);
+        fl.session = session.map(|k| (src, k));
+        fl.sender.start(now);
+        self.flush(slot);
+    }
+
+    /// A background transfer finished: record it, schedule its session's
+    /// next transfer, and release the slot when drained.
+    fn finish_transfer(&mut self, slot: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[slot as usize];
+        let Some(tid) = fl.transfer else { return };
+        fl.closing = true;
+        let rec = &mut self.transfers[tid as usize];
+        rec.fct_ns = Some(now / PS_PER_NS - rec.start_ns);
+        rec.delivered_bytes = rec.size_bytes;
+        let st = &mut self.tcp_sources[rec.source as usize];
+        st.stats.completed += 1;
+        st.stats.delivered_bytes += rec.size_bytes;
+        if let Some((src, k)) = fl.session {
+            if let Arrivals::Sessions { off_mean_ns, .. } = st.cfg.arrivals {
+                let at = now + ns(exponential(&mut st.rng, off_mean_ns as f64) as u64);
+                let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
+                if at < self.end && at < stop {
+                    self.q.push(at, Event::SessionStart(src, k));
+                }
+            }
+        }
+        self.maybe_release(slot);
+    }
+
+    #[inline]
+    fn maybe_release(&mut self, slot: u32) {
+        let fl = &mut self.flows[slot as usize];
+        if fl.closing && fl.in_network == 0 && fl.pending.iter().all(|&p| p == u64::MAX) {
+            fl.closing = false;
+            fl.transfer = None;
+            self.free_slots.push(slot);
+            self.live_slots -= 1;
+        }
     }
 
     /// Runs to the end of the experiment.
@@ -191,9 +444,7 @@ impl Simulator {
                 Event::LineDeliver(l) => self.line_deliver(l),
                 Event::Timer(f, k) => self.timer(f, k),
                 Event::FlowStart(f) => {
-                    let fl = &mut self.flows[f as usize];
-                    fl.started = true;
-                    fl.sender.start(t);
+                    self.flows[f as usize].sender.start(t);
                     self.flush(f);
                 }
                 Event::FlowStop(f) => {
@@ -201,6 +452,19 @@ impl Simulator {
                     self.flush(f);
                 }
                 Event::Probe => self.probe(),
+                Event::Arrival(s) => {
+                    self.start_transfer(s, None);
+                    let st = &mut self.tcp_sources[s as usize];
+                    if let Arrivals::Poisson { rate } = st.cfg.arrivals {
+                        let at = t + (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
+                        let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
+                        if at < stop && at <= self.end {
+                            self.q.push(at, Event::Arrival(s));
+                        }
+                    }
+                }
+                Event::SessionStart(s, k) => self.start_transfer(s, Some(k)),
+                Event::UdpSend(u) => self.udp_send(u as usize),
             }
         }
     }
@@ -214,8 +478,10 @@ impl Simulator {
             let p = fl.sender.out[i];
             let id = self.arena.alloc(p);
             self.created += 1;
-            if let Some(at) = self.lines[fl.fwd_in as usize].push(now, id) {
-                self.q.push(at, Event::LineDeliver(fl.fwd_in));
+            fl.in_network += 1;
+            let l = fl.lines[DATA_IN];
+            if let Some(at) = self.lines[l as usize].push(now, id) {
+                self.q.push(at, Event::LineDeliver(l));
             }
         }
         fl.sender.out.clear();
@@ -223,8 +489,10 @@ impl Simulator {
             let p = fl.receiver.out[i];
             let id = self.arena.alloc(p);
             self.created += 1;
-            if let Some(at) = self.lines[fl.rev_in as usize].push(now, id) {
-                self.q.push(at, Event::LineDeliver(fl.rev_in));
+            fl.in_network += 1;
+            let l = fl.lines[ACK_IN];
+            if let Some(at) = self.lines[l as usize].push(now, id) {
+                self.q.push(at, Event::LineDeliver(l));
             }
         }
         fl.receiver.out.clear();
@@ -249,7 +517,8 @@ impl Simulator {
         }
         fl.pending[slot] = u64::MAX;
         let deadline = if slot < 3 { fl.sender.timers[slot] } else { fl.receiver.delack };
-        if deadline == 0 {
+        if deadline == 0 || fl.closing {
+            self.maybe_release(f);
             return;
         }
         if deadline > now {
@@ -287,6 +556,11 @@ impl Simulator {
                 self.arena.free(id);
                 self.delivered += 1;
                 let fl = &mut self.flows[f as usize];
+                fl.in_network -= 1;
+                if fl.closing {
+                    self.maybe_release(f);
+                    return;
+                }
                 fl.receiver.on_data(self.now, &pkt);
                 self.flush(f);
             }
@@ -295,8 +569,17 @@ impl Simulator {
                 self.arena.free(id);
                 self.delivered += 1;
                 let fl = &mut self.flows[f as usize];
+                fl.in_network -= 1;
+                if fl.closing {
+                    self.maybe_release(f);
+                    return;
+                }
                 fl.sender.on_ack(self.now, &pkt);
+                let done = fl.transfer.is_some() && fl.sender.finished();
                 self.flush(f);
+                if done {
+                    self.finish_transfer(f);
+                }
             }
             Hop::Line(l) => {
                 if let Some(at) = self.lines[l as usize].push(self.now, id) {
@@ -307,7 +590,10 @@ impl Simulator {
     }
 
     fn drop_packet(&mut self, p: usize, id: PacketId, random: bool) {
-        let flow = self.arena.get(id).flow as usize;
+        let (flow, kind) = {
+            let pkt = self.arena.get(id);
+            (pkt.flow, pkt.kind)
+        };
         self.arena.free(id);
         self.dropped += 1;
         let port = &mut self.ports[p];
@@ -317,19 +603,28 @@ impl Simulator {
         }
         if p == FWD {
             self.interval_drops += 1;
-            self.flows[flow].drops += 1;
+        }
+        if kind != Kind::Udp {
+            let fl = &mut self.flows[flow as usize];
+            fl.in_network -= 1;
+            if p == fl.data_port {
+                fl.drops += 1;
+            }
+            if fl.closing {
+                self.maybe_release(flow);
+            }
         }
     }
 
     fn enqueue(&mut self, p: usize, id: PacketId) {
         let now = self.now;
-        let (wire, is_data) = {
+        let (wire, kind) = {
             let pkt = self.arena.get_mut(id);
             pkt.enqueued_at = now;
-            (pkt.wire_len, pkt.kind == Kind::Data)
+            (pkt.wire_len, pkt.kind)
         };
         self.ports[p].arrivals += 1;
-        if is_data && self.ports[p].loss > 0.0 && self.loss_rng.uniform() < self.ports[p].loss {
+        if kind != Kind::Ack && self.losses[p].lose() {
             self.drop_packet(p, id, true);
             return;
         }
@@ -354,30 +649,47 @@ impl Simulator {
     fn port_tx_done(&mut self, p: usize) {
         let now = self.now;
         let id = self.ports[p].busy.take().expect("tx done on an idle port");
-        let (flow, wire, is_data) = {
+        let (flow, wire, kind) = {
             let pkt = self.arena.get(id);
-            (pkt.flow as usize, pkt.wire_len as u64, pkt.kind == Kind::Data)
+            (pkt.flow as usize, pkt.wire_len as u64, pkt.kind)
         };
         {
             let port = &mut self.ports[p];
             port.tx_packets += 1;
             port.tx_bytes += wire;
         }
-        let fl = &mut self.flows[flow];
-        let line = if p == FWD {
-            // Rate at the router: bytes counted as their last bit leaves.
-            fl.interval_bytes += wire;
-            fl.total_bytes += wire;
+        if p == FWD {
             self.interval_tx_bytes += wire;
-            if is_data {
+            if kind != Kind::Ack {
                 self.bottleneck_data_packets += 1;
             }
-            fl.fwd_out
+        }
+        if kind == Kind::Udp {
+            // Datagrams leave the dumbbell after the link; count and consume.
+            self.arena.free(id);
+            self.delivered += 1;
+            self.udp_sources[flow].stats.delivered_bytes += wire;
+            if p == FWD {
+                self.interval_bg_bytes += wire;
+            }
         } else {
-            fl.rev_out
-        };
-        if let Some(at) = self.lines[line as usize].push(now, id) {
-            self.q.push(at, Event::LineDeliver(line));
+            let fl = &mut self.flows[flow];
+            let line = if kind == Kind::Data {
+                if p == fl.data_port {
+                    // Rate at the router: bytes counted as their last bit leaves.
+                    fl.interval_bytes += wire;
+                    fl.total_bytes += wire;
+                }
+                if p == FWD && flow >= self.n_fg {
+                    self.interval_bg_bytes += wire;
+                }
+                fl.lines[DATA_OUT]
+            } else {
+                fl.lines[ACK_OUT]
+            };
+            if let Some(at) = self.lines[line as usize].push(now, id) {
+                self.q.push(at, Event::LineDeliver(line));
+            }
         }
         // Start the next packet.
         let arena = &self.arena;
@@ -392,11 +704,44 @@ impl Simulator {
         }
     }
 
+    fn udp_send(&mut self, u: usize) {
+        let now = self.now;
+        let st = &mut self.udp_sources[u];
+        let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
+        if now >= stop {
+            return;
+        }
+        let wire = st.cfg.packet_bytes;
+        let port = match st.cfg.direction {
+            Direction::Forward => FWD,
+            Direction::Reverse => REV,
+            Direction::Both => port_of(st.rng.uniform() < 0.5),
+        };
+        st.packets += 1;
+        st.stats.offered_bytes += wire as u64;
+        let mean_gap = wire as f64 * 8.0 * PS_PER_S as f64 / st.cfg.rate_bps as f64;
+        let at = match st.cfg.pattern {
+            // Exact spacing: the k-th packet leaves at start + k·gap.
+            UdpPattern::Cbr => {
+                ns(st.cfg.start_ns) + (st.packets as u128 * wire as u128 * 8 * PS_PER_S as u128 / st.cfg.rate_bps as u128) as Time
+            }
+            UdpPattern::Poisson => now + exponential(&mut st.rng, mean_gap) as Time,
+        };
+        if at < stop && at <= self.end {
+            self.q.push(at, Event::UdpSend(u as u32));
+        }
+        let mut pkt = Packet::data(u as u32, st.packets, wire, wire);
+        pkt.kind = Kind::Udp;
+        let id = self.arena.alloc(pkt);
+        self.created += 1;
+        self.enqueue(port, id);
+    }
+
     fn probe(&mut self) {
         let now = self.now;
         if self.trace_on {
             let t_ns = now / PS_PER_NS;
-            for (i, fl) in self.flows.iter_mut().enumerate() {
+            for (i, fl) in self.flows[..self.n_fg].iter_mut().enumerate() {
                 let tp = &fl.sender.tp;
                 let mut m = [f64::NAN; MAX_METRICS];
                 fl.sender.cc.metrics(&mut m);
@@ -416,14 +761,19 @@ impl Simulator {
                 fl.interval_bytes = 0;
             }
             let port = &self.ports[FWD];
-            self.queue_trace.t_ns.push(t_ns);
-            self.queue_trace.backlog_bytes.push(port.qdisc.bytes());
-            self.queue_trace.backlog_pkts.push(port.qdisc.len() as u64);
-            self.queue_trace.drops.push(self.interval_drops);
-            self.queue_trace.tx_bytes.push(self.interval_tx_bytes);
+            let qt = &mut self.queue_trace;
+            qt.t_ns.push(t_ns);
+            qt.backlog_bytes.push(port.qdisc.bytes());
+            qt.backlog_pkts.push(port.qdisc.len() as u64);
+            qt.drops.push(self.interval_drops);
+            qt.tx_bytes.push(self.interval_tx_bytes);
+            qt.background_bytes.push(self.interval_bg_bytes);
+            qt.reverse_backlog_pkts.push(self.ports[REV].qdisc.len() as u64);
+            qt.flow_slots.push(self.live_slots as u64);
         }
         self.interval_drops = 0;
         self.interval_tx_bytes = 0;
+        self.interval_bg_bytes = 0;
         if now < self.end {
             self.q.push((now + self.interval).min(self.end), Event::Probe);
         }
@@ -437,7 +787,7 @@ impl Simulator {
     }
 
     /// Finishes the run: checks conservation and returns the output.
-    pub fn finish(self, engine_seconds: f64) -> Result<Output, String> {
+    pub fn finish(mut self, engine_seconds: f64) -> Result<Output, String> {
         let c = self.conservation();
         if !c.holds() || self.arena.live() != c.queued + c.in_flight {
             return Err(format!(
@@ -445,10 +795,18 @@ impl Simulator {
                 c.created, c.delivered, c.dropped, c.queued, c.in_flight, self.arena.live()
             ));
         }
+        // Transfers still running at the end: what their receivers got.
+        for fl in &self.flows[self.n_fg..] {
+            if let (Some(tid), false) = (fl.transfer, fl.closing) {
+                let got = fl.receiver.delivered_bytes();
+                let rec = &mut self.transfers[tid as usize];
+                rec.delivered_bytes = got;
+                self.tcp_sources[rec.source as usize].stats.delivered_bytes += got;
+            }
+        }
         let end_ns = self.end / PS_PER_NS;
-        let flows = self
-            .flows
-            .into_iter()
+        let flows = self.flows[..self.n_fg]
+            .iter()
             .map(|fl| {
                 let s = &fl.sender;
                 let start_ns = fl.start / PS_PER_NS;
@@ -489,12 +847,21 @@ impl Simulator {
             reverse_drops: self.ports[REV].drops,
             reverse_delay: self.rev_delay,
         };
+        let sources = self
+            .tcp_sources
+            .into_iter()
+            .map(|s| s.stats)
+            .chain(self.udp_sources.into_iter().map(|u| u.stats))
+            .collect();
         Ok(Output {
             flow_columns: self.flow_trace.into_columns(),
             queue_columns: self.queue_trace.into_columns(),
             flows,
             queue,
             conservation: c,
+            transfers: self.transfers,
+            sources,
+            peak_flow_slots: self.peak_slots,
             events: self.events,
             bottleneck_data_packets: self.bottleneck_data_packets,
             engine_seconds,
@@ -504,6 +871,13 @@ impl Simulator {
     /// The current simulated time, ps.
     pub fn now(&self) -> Time {
         self.now
+    }
+}
+
+fn default_recovery(cc_name: &str) -> Recovery {
+    match cc::registry::info(cc_name) {
+        Ok(info) if info.default_recovery == "newreno" => Recovery::NewReno,
+        _ => Recovery::Prr,
     }
 }
 

@@ -76,8 +76,8 @@ impl FlowTrace {
     }
 
     pub fn into_columns(self) -> Vec<(&'static str, Column)> {
-        let [c0, c1, c2, c3] = self.cc;
-        vec![
+        const CC_NAMES: [&str; MAX_METRICS] = ["cc_0", "cc_1", "cc_2", "cc_3", "cc_4", "cc_5", "cc_6", "cc_7"];
+        let mut cols = vec![
             ("t_ns", Column::U64(self.t_ns)),
             ("flow", Column::U32(self.flow)),
             ("bottleneck_bytes", Column::U64(self.bottleneck_bytes)),
@@ -88,11 +88,11 @@ impl FlowTrace {
             ("pacing_rate_bps", Column::U64(self.pacing_rate_bps)),
             ("delivered_bytes", Column::U64(self.delivered_bytes)),
             ("retrans", Column::U64(self.retrans)),
-            ("cc_0", Column::F64(c0)),
-            ("cc_1", Column::F64(c1)),
-            ("cc_2", Column::F64(c2)),
-            ("cc_3", Column::F64(c3)),
-        ]
+        ];
+        for (name, c) in CC_NAMES.into_iter().zip(self.cc) {
+            cols.push((name, Column::F64(c)));
+        }
+        cols
     }
 }
 
@@ -104,6 +104,12 @@ pub struct QueueTrace {
     pub backlog_pkts: Vec<u64>,
     pub drops: Vec<u64>,
     pub tx_bytes: Vec<u64>,
+    /// Bytes of background transfers and UDP sources that left the bottleneck.
+    pub background_bytes: Vec<u64>,
+    /// Packets waiting in the reverse (ACK-direction) queue.
+    pub reverse_backlog_pkts: Vec<u64>,
+    /// Flow slots in use (foreground flows plus running background transfers).
+    pub flow_slots: Vec<u64>,
 }
 
 impl QueueTrace {
@@ -114,6 +120,9 @@ impl QueueTrace {
             ("backlog_pkts", Column::U64(self.backlog_pkts)),
             ("drops", Column::U64(self.drops)),
             ("tx_bytes", Column::U64(self.tx_bytes)),
+            ("background_bytes", Column::U64(self.background_bytes)),
+            ("reverse_backlog_pkts", Column::U64(self.reverse_backlog_pkts)),
+            ("flow_slots", Column::U64(self.flow_slots)),
         ]
     }
 }

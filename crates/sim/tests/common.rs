@@ -20,6 +20,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
         pacing: false,
         recovery: None,
         app: App::Bulk,
+        reverse: false,
     }
 }
 
@@ -32,9 +33,11 @@ pub fn dumbbell(rate_mbps: u64, rtt_ms: u64, bdp: f64, secs: u64, flows: Vec<Flo
         duration_ns: secs * 1_000_000_000,
         interval_ns: 100_000_000,
         trace: true,
-        bottleneck: LinkConfig { rate_bps: rate, delay_ns: 0, limit: QueueLimit::Packets(pkts), loss: 0.0 },
-        reverse: LinkConfig { rate_bps: rate, delay_ns: 0, limit: QueueLimit::Packets(pkts.max(1000)), loss: 0.0 },
+        bottleneck: LinkConfig { rate_bps: rate, delay_ns: 0, limit: QueueLimit::Packets(pkts), loss: 0.0, loss_model: None },
+        reverse: LinkConfig { rate_bps: rate, delay_ns: 0, limit: QueueLimit::Packets(pkts.max(1000)), loss: 0.0, loss_model: None },
         flows,
+        tcp_sources: vec![],
+        udp_sources: vec![],
     }
 }
 
@@ -65,4 +68,29 @@ pub fn jain(xs: &[f64]) -> f64 {
     let s: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
     s * s / (xs.len() as f64 * s2)
+}
+
+/// A flow column by name (any integer or float type), as f64.
+pub fn flow_column(out: &Output, name: &str) -> Vec<f64> {
+    column_f64(&out.flow_columns, name)
+}
+
+/// A queue column by name (any integer or float type), as f64.
+pub fn queue_column(out: &Output, name: &str) -> Vec<f64> {
+    column_f64(&out.queue_columns, name)
+}
+
+fn column_f64(cols: &[(&'static str, sim::Column)], name: &str) -> Vec<f64> {
+    match cols.iter().find(|(n, _)| *n == name).map(|(_, c)| c) {
+        Some(sim::Column::U64(x)) => x.iter().map(|&v| v as f64).collect(),
+        Some(sim::Column::U32(x)) => x.iter().map(|&v| v as f64).collect(),
+        Some(sim::Column::F64(x)) => x.clone(),
+        None => panic!("no column {name}"),
+    }
+}
+
+/// Utilisation of the bottleneck by all flows between t0 and t1 seconds.
+pub fn utilisation(out: &Output, rate_mbps: u64, t0: f64, t1: f64) -> f64 {
+    let total: u64 = bytes_between(out, t0, t1).iter().sum();
+    total as f64 * 8.0 / (rate_mbps as f64 * 1e6 * (t1 - t0))
 }

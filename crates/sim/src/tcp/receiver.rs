@@ -50,7 +50,7 @@ impl Receiver {
             ack_bytes,
             total_bytes,
             rcv_nxt: 0,
-            ooo: Vec::with_capacity(8),
+            ooo: Vec::new(),
             change_stamp: 0,
             unacked: 0,
             quick: MAX_QUICKACKS,
@@ -59,9 +59,18 @@ impl Receiver {
             ce_pending: false,
             last_hdr: cc::CcHeader::default(),
             delack: 0,
-            out: Vec::with_capacity(4),
+            out: Vec::new(),
             acks_sent: 0,
         }
+    }
+
+    /// Reuses this receiver's buffers for a new connection.
+    pub fn reinit(&mut self, id: u32, mss: u32, ack_bytes: u32, total_bytes: Option<u64>) {
+        let mut ooo = std::mem::take(&mut self.ooo);
+        let mut out = std::mem::take(&mut self.out);
+        ooo.clear();
+        out.clear();
+        *self = Receiver { ooo, out, ..Receiver::new(id, mss, ack_bytes, total_bytes) };
     }
 
     /// In-order bytes delivered to the application.

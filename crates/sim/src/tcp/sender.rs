@@ -19,7 +19,7 @@
 //! the largest window and is then reused, so steady state allocates nothing.
 
 use super::rtt::{RttEstimator, RTO_MAX_US};
-use crate::event::{Time, PS_PER_S, PS_PER_US};
+use crate::event::{Time, PS_PER_NS, PS_PER_S, PS_PER_US};
 use crate::hist::Histogram;
 use crate::packet::{Packet, MAX_SACK};
 use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH};
@@ -82,6 +82,12 @@ struct Seg {
     first_sent_time: Time,
     delivered_time: Time,
     delivered: u64,
+    /// `tp.lost` and `tp.delivered_ce` when sent (google/bbr v3 `tx.lost`,
+    /// `tx.delivered_ce`).
+    lost: u64,
+    delivered_ce: u64,
+    /// Packets in flight just after this one was sent (v3 `tx.in_flight`).
+    in_flight: u32,
     flags: u8,
 }
 
@@ -153,28 +159,65 @@ pub struct Sender {
     max_packets_seq: u64,
     /// Delivery time stamped on the newest packet of the current rate sample.
     rate_prior_time: Time,
+    /// `tp.lost` / `tp.delivered_ce` stamped on that packet.
+    rate_prior_lost: u64,
+    rate_prior_delivered_ce: u64,
     /// A partial ACK was seen in the current NewReno recovery.
     partial_acked: bool,
 }
 
+/// The allocations a sender owns, handed from one connection to the next.
+struct SenderBuffers {
+    ring: Vec<Seg>,
+    sacked: Vec<(u64, u64)>,
+    out: Vec<Packet>,
+    rtt_hist: Histogram,
+}
+
 impl Sender {
     pub fn new(id: u32, cfg: SenderConfig, cc: AnyCc) -> Sender {
+        let bufs = SenderBuffers {
+            ring: vec![Seg::default(); 64],
+            sacked: Vec::with_capacity(16),
+            out: Vec::with_capacity(64),
+            rtt_hist: Histogram::new(),
+        };
+        Sender::with_buffers(id, cfg, cc, bufs)
+    }
+
+    /// Reuses this sender's buffers for a new connection (a pooled flow slot),
+    /// so short flows allocate nothing once the pool has grown.
+    pub fn reinit(&mut self, id: u32, cfg: SenderConfig, cc: AnyCc) {
+        let mut bufs = SenderBuffers {
+            ring: std::mem::take(&mut self.ring),
+            sacked: std::mem::take(&mut self.sacked),
+            out: std::mem::take(&mut self.out),
+            rtt_hist: std::mem::take(&mut self.rtt_hist),
+        };
+        bufs.sacked.clear();
+        bufs.out.clear();
+        bufs.rtt_hist.clear();
+        *self = Sender::with_buffers(id, cfg, cc, bufs);
+    }
+
+    fn with_buffers(id: u32, cfg: SenderConfig, cc: AnyCc, bufs: SenderBuffers) -> Sender {
         let (total_segs, total_bytes) = match cfg.app {
             App::Fixed { bytes } => (Some(bytes.div_ceil(cfg.mss as u64)), Some(bytes)),
             _ => (None, None),
         };
         let mut tp = Sock::new(cfg.mss, cfg.init_cwnd);
         tp.paced = cfg.pacing;
-        let cap = 64usize;
+        let cap = bufs.ring.len();
+        debug_assert!(cap.is_power_of_two());
         Sender {
             id,
             tp,
             cc,
-            ring: vec![Seg::default(); cap],
+            ring: bufs.ring,
             mask: cap as u64 - 1,
             una: 0,
             nxt: 0,
-            sacked: Vec::with_capacity(16),
+            sacked: bufs.sacked,
             high_seq: 0,
             lost_hint: 0,
             lost_hi: 0,
@@ -197,11 +240,13 @@ impl Sender {
             stopped_at: None,
             timers: [0; 3],
             stats: SenderStats::default(),
-            rtt_hist: Histogram::new(),
-            out: Vec::with_capacity(64),
+            rtt_hist: bufs.rtt_hist,
+            out: bufs.out,
             cc_controls: false,
             max_packets_seq: 0,
             rate_prior_time: 0,
+            rate_prior_lost: 0,
+            rate_prior_delivered_ce: 0,
             partial_acked: false,
             cfg,
         }
@@ -281,6 +326,7 @@ impl Sender {
     pub fn start(&mut self, now: Time) {
         self.start = now;
         self.next_send = now;
+        self.tp.wstamp_ns = now / PS_PER_NS;
         self.last_send = now;
         self.set_now(now);
         self.cc.init(&mut self.tp);
@@ -410,6 +456,9 @@ impl Sender {
             first_sent_time: self.first_sent_time,
             delivered_time: self.delivered_time,
             delivered: self.tp.delivered,
+            lost: self.tp.lost,
+            delivered_ce: self.tp.delivered_ce,
+            in_flight: self.tp.packets_in_flight() + 1,
             flags: if self.tp.app_limited != 0 { APP_LIMITED } else { 0 },
         };
         if is_rtx {
@@ -436,8 +485,12 @@ impl Sender {
         self.stats.sent_pkts += 1;
         self.last_send = now;
         if self.tp.paced && self.tp.pacing_rate > 0 {
-            let gap = (wire as u128 * PS_PER_S as u128 / self.tp.pacing_rate as u128) as Time;
+            // Earliest departure time of the next packet (Linux
+            // tcp_update_skb_after_send): the rate applies to the payload
+            // (skb->len), as the rates algorithms compute are mss-based.
+            let gap = (len as u128 * PS_PER_S as u128 / self.tp.pacing_rate as u128) as Time;
             self.next_send = self.next_send.max(now) + gap;
+            self.tp.wstamp_ns = self.next_send / PS_PER_NS;
         }
         if self.timers[T_RTO] == 0 {
             self.timers[T_RTO] = now + self.rto_ps();
@@ -455,7 +508,10 @@ impl Sender {
             rs.is_retrans = s.flags & EVER_RETRANS != 0;
             self.first_sent_time = s.tx_time;
             rs.snd_interval_us = (s.tx_time - s.first_sent_time) / PS_PER_US;
+            rs.tx_in_flight = s.in_flight;
             self.rate_prior_time = s.delivered_time;
+            self.rate_prior_lost = s.lost;
+            self.rate_prior_delivered_ce = s.delivered_ce;
         }
     }
 
@@ -549,11 +605,14 @@ impl Sender {
         rs.losses = newly_lost;
         rs.rtt_us = rtt_us;
         rs.is_ack_delayed = acked_sacked > 1;
+        rs.is_ece = pkt.ece;
         if newest.is_none() {
             rs.delivered = -1;
             rs.interval_us = -1;
         } else {
             rs.delivered = (self.tp.delivered - rs.prior_delivered) as i64;
+            rs.delivered_ce = (self.tp.delivered_ce - self.rate_prior_delivered_ce) as i64;
+            rs.lost = (self.tp.lost - self.rate_prior_lost).min(u32::MAX as u64) as u32;
             rs.rcv_interval_us = (now - self.rate_prior_time) / PS_PER_US;
             let interval = rs.snd_interval_us.max(rs.rcv_interval_us);
             rs.interval_us = interval as i64;
@@ -698,8 +757,10 @@ impl Sender {
             if f & (SACKED | LOST) == 0 {
                 self.seg_mut(k).flags = f | LOST;
                 self.tp.lost_out += 1;
+                self.tp.lost += 1;
                 newly += 1;
                 first.get_or_insert(k);
+                self.notify_lost(k);
             }
         }
         self.lost_hint = self.lost_hint.max(b);
@@ -707,8 +768,24 @@ impl Sender {
         if let Some(k) = first {
             self.rtx_hint = self.rtx_hint.min(k);
         }
-        self.tp.lost += newly as u64;
         newly
+    }
+
+    /// Tells the algorithm that segment k was just marked lost (google/bbr
+    /// v3 `tcp_notify_skb_loss_event` → `skb_marked_lost`); `tp.lost`
+    /// already counts it.
+    fn notify_lost(&mut self, k: u64) {
+        let s = *self.seg(k);
+        let rs = RateSample {
+            tx_in_flight: s.in_flight,
+            lost: (self.tp.lost - s.lost).min(u32::MAX as u64) as u32,
+            is_app_limited: s.flags & APP_LIMITED != 0,
+            rtt_us: -1,
+            delivered: -1,
+            interval_us: -1,
+            ..RateSample::default()
+        };
+        self.cc.skb_marked_lost(&mut self.tp, &rs);
     }
 
     fn mark_lost_one(&mut self, k: u64) {
@@ -717,6 +794,7 @@ impl Sender {
             self.seg_mut(k).flags = f | LOST;
             self.tp.lost_out += 1;
             self.tp.lost += 1;
+            self.notify_lost(k);
         }
         // A NewReno partial ACK asks for the hole again even if it was resent.
         if f & RETRANS != 0 {
@@ -750,8 +828,9 @@ impl Sender {
     fn state_machine_sack(&mut self, rs: &RateSample, acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
         match self.tp.ca_state {
             CaState::Recovery if self.una >= self.high_seq => {
-                // tcp_end_cwnd_reduction
-                if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+                // tcp_end_cwnd_reduction: algorithms with cong_control
+                // keep their own cwnd.
+                if !self.cc_controls && self.tp.snd_ssthresh < INFINITE_SSTHRESH {
                     self.tp.snd_cwnd = self.tp.snd_ssthresh;
                 }
                 self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
@@ -894,6 +973,7 @@ impl Sender {
         self.timers[T_RTO] = now + self.rto_ps();
         // The paced release time is reset so the retransmission leaves now.
         self.next_send = now;
+        self.tp.wstamp_ns = now / PS_PER_NS;
         self.try_send(now);
     }
 
