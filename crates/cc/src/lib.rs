@@ -21,6 +21,7 @@
 //! parameters whose defaults are Linux's module parameters.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod common;
 pub mod compound;
@@ -99,7 +100,8 @@ pub struct Sock {
     pub prior_cwnd: u32,
     /// ssthresh before the last reduction (for undo), packets.
     pub prior_ssthresh: u32,
-    /// Pacing rate, bytes per second; 0 means "not set".
+    /// Pacing rate, bytes per second of payload (as Linux paces `skb->len`);
+    /// 0 means "not set".
     pub pacing_rate: u64,
     /// Whether the sender paces (pacing enabled for this flow).
     pub paced: bool,
@@ -351,6 +353,7 @@ pub enum AnyCc {
     Reno(reno::Reno),
     NewReno(reno::NewReno),
     Bbr(bbr::Bbr),
+    Bbr3(bbr3::Bbr3),
     Bic(bic::Bic),
     Cubic(cubic::Cubic),
     Compound(compound::Compound),
@@ -370,6 +373,7 @@ macro_rules! forward {
             AnyCc::Reno($cc) => $body,
             AnyCc::NewReno($cc) => $body,
             AnyCc::Bbr($cc) => $body,
+            AnyCc::Bbr3($cc) => $body,
             AnyCc::Bic($cc) => $body,
             AnyCc::Cubic($cc) => $body,
             AnyCc::Compound($cc) => $body,
@@ -392,6 +396,7 @@ impl AnyCc {
             AnyCc::Reno(_) => "reno",
             AnyCc::NewReno(_) => "newreno",
             AnyCc::Bbr(_) => "bbr",
+            AnyCc::Bbr3(_) => "bbr3",
             AnyCc::Bic(_) => "bic",
             AnyCc::Cubic(_) => "cubic",
             AnyCc::Compound(_) => "compound",

@@ -4,7 +4,7 @@
 //! The experiment-file validation and `ccarena list cc` both read this table,
 //! so a parameter exists in exactly one place.
 
-use crate::{bbr, cubic, reno, AnyCc};
+use crate::{bbr, bbr3, cubic, reno, AnyCc};
 use crate::{compound, fast, vegas, westwood};
 use crate::{bic, highspeed, htcp, illinois, scalable, sqrt};
 
@@ -142,6 +142,15 @@ static ALGORITHMS: &[AlgoInfo] = &[
         source: "Linux net/ipv4/tcp_bbr.c (v1); Cardwell et al., ACM Queue 14(5) 2016; draft-cardwell-iccrg-bbr-congestion-control-00; delivery rate: draft-cheng-iccrg-delivery-rate-estimation, Linux tcp_rate.c",
         default_recovery: "prr",
         params: bbr::PARAMS,
+        unconfirmed: false,
+        needs_pacing: true,
+    },
+    AlgoInfo {
+        name: "bbr3",
+        summary: "BBR v3: BBR with loss/ECN bounds (inflight_hi/lo, 2 % loss threshold, beta 0.7) and the DOWN/CRUISE/REFILL/UP probe cycle; run it paced",
+        source: "github.com/google/bbr branch v3, net/ipv4/tcp_bbr.c (BBR_VERSION 3); draft-ietf-ccwg-bbr; bbr.md section 10",
+        default_recovery: "prr",
+        params: bbr3::PARAMS,
         unconfirmed: false,
         needs_pacing: true,
     },
@@ -343,6 +352,7 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
         "reno" => AnyCc::Reno(reno::Reno),
         "newreno" => AnyCc::NewReno(reno::NewReno),
         "bbr" => AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig::from_params(&p))),
+        "bbr3" => AnyCc::Bbr3(bbr3::Bbr3::new(bbr3::Bbr3Config::from_params(&p))),
         "cubic" => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::from_params(&p))),
         "compound" => AnyCc::Compound(compound::Compound::new(compound::CompoundConfig::from_params(&p))),
         "fast" => AnyCc::Fast(fast::Fast::new(fast::FastConfig::from_params(&p))),

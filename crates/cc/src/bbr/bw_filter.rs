@@ -119,7 +119,7 @@ mod tests {
         // 70 itself leaves at round 14; the 3rd choice was taken in the
         // second half of the window.
         let v14 = m.running_max(10, 14, 10);
-        assert!(v14 < 70 && v14 >= 10, "{v14}");
+        assert!((10..70).contains(&v14), "{v14}");
     }
 
     // Monotone rising input: the estimate is always the newest (exact).

