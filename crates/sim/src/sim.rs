@@ -552,28 +552,13 @@ impl Simulator {
         match hop {
             Hop::Port(p) => self.enqueue(p as usize, id),
             Hop::Receiver(f) => {
-                let pkt = *self.arena.get(id);
-                self.arena.free(id);
-                self.delivered += 1;
-                let fl = &mut self.flows[f as usize];
-                fl.in_network -= 1;
-                if fl.closing {
-                    self.maybe_release(f);
-                    return;
-                }
-                fl.receiver.on_data(self.now, &pkt);
+                let Some(pkt) = self.consume(id, f) else { return };
+                self.flows[f as usize].receiver.on_data(self.now, &pkt);
                 self.flush(f);
             }
             Hop::Sender(f) => {
-                let pkt = *self.arena.get(id);
-                self.arena.free(id);
-                self.delivered += 1;
+                let Some(pkt) = self.consume(id, f) else { return };
                 let fl = &mut self.flows[f as usize];
-                fl.in_network -= 1;
-                if fl.closing {
-                    self.maybe_release(f);
-                    return;
-                }
                 fl.sender.on_ack(self.now, &pkt);
                 let done = fl.transfer.is_some() && fl.sender.finished();
                 self.flush(f);
@@ -587,6 +572,22 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// Takes a packet that reached an endpoint of slot `f` out of the
+    /// network; `None` if the slot's transfer has already finished.
+    #[inline]
+    fn consume(&mut self, id: PacketId, f: u32) -> Option<Packet> {
+        let pkt = *self.arena.get(id);
+        self.arena.free(id);
+        self.delivered += 1;
+        let fl = &mut self.flows[f as usize];
+        fl.in_network -= 1;
+        if fl.closing {
+            self.maybe_release(f);
+            return None;
+        }
+        Some(pkt)
     }
 
     fn drop_packet(&mut self, p: usize, id: PacketId, random: bool) {
