@@ -56,7 +56,7 @@ TRACE_COLUMNS = {
     "delivered_bytes",
     "retrans",
 }
-FILES = ["figure.png", "flows.parquet", "queue.parquet", "spec.toml", "summary.json"]
+FILES = ["figure.png", "flows.parquet", "queue.parquet", "spec.toml", "summary.json", "transfers.parquet"]
 
 
 def two_renos(**extra: Any) -> dict[str, Any]:

@@ -266,7 +266,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         """\
         durration = "5s"
         """,
-        "durration: unknown key (known: ccarena_version, duration, flows, measure, name, seed, tcp, topology)",
+        "durration: unknown key (known: background, ccarena_version, duration, flows, measure, name, seed, tcp, topology)",
     ),
     (
         "negative-rate",
@@ -438,7 +438,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         cc = "reno"
         colour = "red"
         """,
-        "flows[0].colour: unknown key (known: app, cc, count, init_cwnd, mss, pacing, params, rate, recovery, rtt,",
+        "flows[0].colour: unknown key (known: app, cc, count, every, init_cwnd, mss, pacing, params, rate, recovery, reverse, rtt,",
     ),
     (
         "param-out-of-range",
@@ -541,3 +541,14 @@ def test_bad_set_on_the_command_line(tmp_path: Path) -> None:
     assert p.returncode == 2
     assert p.stderr.startswith("error: flows[0].params.beta: expected a number in [0.1, 0.99], got 1.5")
     assert sorted(x.name for x in tmp_path.iterdir()) == [f.name]
+
+
+def test_rate_based_algorithms_are_paced_by_default() -> None:
+    base = {
+        "duration": "10s",
+        "topology": {"rtt": "40ms", "bottleneck": {"rate": "100Mbps", "buffer": "1bdp"}},
+    }
+    spec = load_spec({**base, "flows": [{"cc": "bbr"}, {"cc": "cubic"}, {"cc": "bbr", "pacing": False}]})
+    assert [f["pacing"] for f in spec.engine["flows"]] == [True, False, False]
+    spec = load_spec({**base, "tcp": {"pacing": True}, "flows": [{"cc": "cubic"}]})
+    assert spec.engine["flows"][0]["pacing"] is True

@@ -13,5 +13,6 @@ def cc_resolve(name: str, params: dict[str, Any] | None = None) -> dict[str, Any
     ``ValueError((param_or_None, message))``."""
 
 def simulate(config: dict[str, Any]) -> dict[str, Any]:
-    """Runs one resolved configuration; returns flows_trace, queue_trace
-    (column → (dtype, bytes)), flows, queue, conservation and stats."""
+    """Runs one resolved configuration; returns flows_trace, queue_trace and
+    transfers (column → (dtype, bytes)), flows, sources (per background
+    source), queue, conservation and stats."""

@@ -17,6 +17,18 @@ Conventions follow ``reference/metrics.md``:
 
 Utilisation over the second half and Jain's index come from the traces, so
 they are None when ``measure.trace = false``.
+
+Background traffic (``[[background.*]]``) adds two entries:
+
+* ``sources`` — per source: offered and achieved rate over the source's
+  active time (payload bytes of the transfers it started / that were
+  delivered; for UDP, bytes sent / bytes that crossed their link), and the
+  numbers of transfers started and completed;
+* ``transfers`` — the finite background TCP transfers: how many started and
+  completed, and completion-time (FCT, first byte sent to last byte
+  acknowledged) mean / p50 / p95 / p99 over the completed ones, overall and
+  per size class (< 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB). Transfers
+  unfinished at the end are counted but have no FCT.
 """
 
 from __future__ import annotations
@@ -33,12 +45,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "SIZE_CLASSES",
     "decode_columns",
+    "fct_stats",
     "goodput_bps",
     "jain_index",
     "jain_window_ns",
     "rate_bps",
+    "source_stats",
     "summarize",
+    "transfer_stats",
     "utilization",
     "window_rates_bps",
 ]
@@ -47,6 +63,18 @@ FORMAT_VERSION = 1
 """Version of the result layout (summary.json, the Parquet columns)."""
 
 NS_PER_S = 1_000_000_000
+NO_SESSION = 2**32 - 1
+"""``session`` of a transfer of a Poisson (open-loop) source in the transfers table."""
+UNFINISHED = 2**64 - 1
+"""``fct_ns`` of a transfer that had not finished when the run ended."""
+
+SIZE_CLASSES: tuple[tuple[str, int, int | None], ...] = (
+    ("<10KB", 0, 10_000),
+    ("10KB-100KB", 10_000, 100_000),
+    ("100KB-1MB", 100_000, 1_000_000),
+    (">=1MB", 1_000_000, None),
+)
+"""Transfer size classes: (label, lowest size in bytes, first size above the class or None)."""
 
 
 def decode_columns(columns: Mapping[str, tuple[str, bytes]]) -> dict[str, npt.NDArray[Any]]:
@@ -151,6 +179,73 @@ def _ms(us: Any) -> float | None:
     return None if us is None else _num(float(us) / 1000.0, 3)
 
 
+def fct_stats(fct_ns: npt.NDArray[Any]) -> dict[str, float | None]:
+    """Mean and 50th/95th/99th percentiles (linear interpolation) of completion times, seconds.
+
+    ``fct_stats(np.array([1e9, 2e9, 3e9]))`` gives mean 2.0, p50 2.0, p95 2.9,
+    p99 2.98. No values give None for each.
+    """
+    if len(fct_ns) == 0:
+        return {"fct_mean_s": None, "fct_p50_s": None, "fct_p95_s": None, "fct_p99_s": None}
+    x = np.sort(fct_ns.astype(np.float64)) / NS_PER_S
+    p50, p95, p99 = np.percentile(x, [50.0, 95.0, 99.0])
+    return {
+        "fct_mean_s": _num(math.fsum(x.tolist()) / len(x), 9),
+        "fct_p50_s": _num(p50, 9),
+        "fct_p95_s": _num(p95, 9),
+        "fct_p99_s": _num(p99, 9),
+    }
+
+
+def transfer_stats(size_bytes: npt.NDArray[Any], fct_ns: npt.NDArray[Any]) -> dict[str, Any]:
+    """Counts and FCT statistics of finite transfers, overall and per size class.
+
+    ``fct_ns`` holds :data:`UNFINISHED` for transfers still running at the end;
+    they count in ``count`` but not in ``completed`` or the FCT statistics.
+    """
+    size = np.asarray(size_bytes, dtype=np.uint64)
+    fct = np.asarray(fct_ns, dtype=np.uint64)
+    done = fct != np.uint64(UNFINISHED)
+    out: dict[str, Any] = {"count": len(size), "completed": int(done.sum()), **fct_stats(fct[done])}
+    classes = []
+    for label, lo, hi in SIZE_CLASSES:
+        sel = size >= np.uint64(lo)
+        if hi is not None:
+            sel &= size < np.uint64(hi)
+        classes.append(
+            {
+                "size_class": label,
+                "min_bytes": lo,
+                "max_bytes": hi,
+                "count": int(sel.sum()),
+                "completed": int((sel & done).sum()),
+                **fct_stats(fct[sel & done]),
+            }
+        )
+    out["size_classes"] = classes
+    return out
+
+
+def source_stats(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per background source: offered and achieved rate over its active time, transfers started and completed."""
+    out = []
+    for src in sources:
+        seconds = (int(src["active_to_ns"]) - int(src["active_from_ns"])) / NS_PER_S
+        out.append(
+            {
+                "name": str(src["name"]),
+                "kind": str(src["kind"]),
+                "offered_bytes": int(src["offered_bytes"]),
+                "delivered_bytes": int(src["delivered_bytes"]),
+                "offered_bps": _bps(rate_bps(float(src["offered_bytes"]), seconds)),
+                "achieved_bps": _bps(rate_bps(float(src["delivered_bytes"]), seconds)),
+                "started": int(src["started"]),
+                "completed": int(src["completed"]),
+            }
+        )
+    return out
+
+
 def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     """The content of ``summary.json`` for one run.
 
@@ -162,7 +257,9 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     duration_ns = int(eng["duration_ns"])
     interval_ns = int(eng["interval_ns"])
     rate = int(eng["bottleneck"]["rate_bps"])
-    first_start = min(int(f["start_ns"]) for f in eng["flows"])
+    starts = [int(f["start_ns"]) for f in eng["flows"]]
+    starts += [int(s["start_ns"]) for s in (*eng.get("tcp_sources", ()), *eng.get("udp_sources", ()))]
+    first_start = min(starts)
     window = jain_window_ns(duration_ns, interval_ns)
 
     queue = dict(raw["queue"])
@@ -218,13 +315,22 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
 
     arrivals = int(queue["arrivals"])
     bn = eng["bottleneck"]
+    bn_loss = spec.resolved["topology"]["bottleneck"]["loss"]
     bottleneck: dict[str, Any] = {"rate_bps": rate, "delay_ms": _num(int(bn["delay_ns"]) / 1e6, 6), "loss": bn["loss"]}
+    if isinstance(bn_loss, Mapping):
+        # Gilbert-Elliott: "loss" is the long-run loss rate, the model is beside it.
+        from .spec import stationary_loss
+
+        bottleneck["loss"] = _num(stationary_loss(bn_loss), 9)
+        bottleneck["loss_model"] = dict(bn_loss)
     if "buffer_pkts" in bn:
         bottleneck["buffer_pkts"] = int(bn["buffer_pkts"])
     else:
         bottleneck["buffer_bytes"] = int(bn["buffer_bytes"])
 
     stats = raw["stats"]
+    tr = decode_columns(raw["transfers"]) if "transfers" in raw else {}
+    transfers = transfer_stats(tr.get("size_bytes", np.zeros(0, np.uint64)), tr.get("fct_ns", np.zeros(0, np.uint64)))
     return {
         "format_version": FORMAT_VERSION,
         "ccarena_version": spec.resolved["ccarena_version"],
@@ -249,10 +355,16 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
             "delay_p50_ms": _ms(queue.get("delay_p50_us")),
             "delay_p99_ms": _ms(queue.get("delay_p99_us")),
             "max_backlog_pkts": int(queue["max_backlog_pkts"]),
+            "reverse_drops": int(queue.get("reverse_drops", 0)),
+            "reverse_delay_p50_ms": _ms(queue.get("reverse_delay_p50_us")),
+            "reverse_delay_p99_ms": _ms(queue.get("reverse_delay_p99_us")),
         },
+        "sources": source_stats(raw.get("sources", ())),
+        "transfers": transfers,
         "conservation": {k: int(v) for k, v in raw["conservation"].items()},
         "engine": {
             "events": int(stats["events"]),
             "bottleneck_data_packets": int(stats["bottleneck_data_packets"]),
+            "peak_flow_slots": int(stats.get("peak_flow_slots", len(flows))),
         },
     }

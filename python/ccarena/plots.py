@@ -6,7 +6,8 @@ into a matplotlib ``Axes``. ``figure(result, "overview")`` builds a figure
 from a recipe and ``save(result, path)`` writes it; ``PLOTS`` lists the
 recipes by name:
 
-* ``overview`` — rate at the bottleneck, cwnd, and queue backlog;
+* ``overview`` — rate at the bottleneck (with background traffic, if any,
+  as a dotted line), cwnd, and queue backlog;
 * ``rate``, ``cwnd``, ``queue``, ``rtt`` — one panel each;
 * ``rate_cwnd`` — rate and cwnd side by side in time (the rate is what
   flows get; the window is only what the sender allows).
@@ -104,10 +105,17 @@ def _colour(i: int) -> str:
 
 
 def rate_panel(result: Result, ax: Axes) -> None:
-    """Per-flow rate at the bottleneck, Mbit/s, with the link capacity dashed."""
+    """Per-flow rate at the bottleneck, Mbit/s, with background traffic dotted and the link capacity dashed."""
     for label, t, v, c in _series(result, "rate_bps"):
         if len(t):
             ax.stairs(v / 1e6, _bin_edges(result, t), baseline=None, label=label, color=_colour(c), linewidth=1.0)
+    q = result.queue
+    if "background_bytes" in q.columns and len(q) and q["background_bytes"].to_numpy().any():
+        # Background traffic (TCP transfers and UDP) leaving the bottleneck, as a rate.
+        t = q["time_s"].to_numpy(np.float64)
+        edges = _bin_edges(result, t)
+        bg = q["background_bytes"].to_numpy(np.float64) * 8.0 / np.diff(edges)
+        ax.stairs(bg / 1e6, edges, baseline=None, label="background", color="0.55", linewidth=0.8, linestyle=":")
     cap = result.summary["bottleneck"]["rate_bps"] / 1e6
     ax.axhline(cap, color="0.4", linestyle="--", linewidth=0.8, label="capacity")
     ax.set_ylabel("rate at bottleneck\n(Mbit/s)")

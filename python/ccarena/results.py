@@ -7,7 +7,10 @@ A saved run is a folder::
     flows.parquet    one row per flow per interval: bytes through the bottleneck,
                      rate, cwnd, ssthresh, srtt, in-flight, pacing rate,
                      delivered bytes, retransmits, algorithm internals
-    queue.parquet    one row per interval: bottleneck backlog, drops, bytes sent
+    queue.parquet    one row per interval: bottleneck backlog, drops, bytes sent,
+                     background bytes, reverse backlog, flow slots in use
+    transfers.parquet  one row per background TCP transfer: source, session, size,
+                     start, completion time (null if unfinished), RTT, direction
     figure.png       the overview plot (rate, cwnd and queue over time)
 
 ``summary.json`` and the Parquet files depend only on the experiment and the
@@ -35,13 +38,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
-from .metrics import FORMAT_VERSION, NS_PER_S, decode_columns, summarize
+from .metrics import FORMAT_VERSION, NO_SESSION, NS_PER_S, UNFINISHED, decode_columns, summarize
 from .spec import INFINITE_SSTHRESH, Spec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["FORMAT_VERSION", "Result", "ResultExistsError", "flows_table", "queue_table", "upgrade_summary"]
+__all__ = [
+    "FORMAT_VERSION",
+    "Result",
+    "ResultExistsError",
+    "flows_table",
+    "queue_table",
+    "transfers_table",
+    "upgrade_summary",
+]
 
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
@@ -157,6 +168,59 @@ def queue_table(raw: Mapping[str, Any]) -> pa.Table:
     return pa.table(out)
 
 
+TRANSFERS_SCHEMA = pa.schema(
+    [
+        ("source", pa.uint32()),
+        ("name", pa.string()),
+        ("session", pa.uint32()),
+        ("size_bytes", pa.uint64()),
+        ("start_ns", pa.uint64()),
+        ("start_s", pa.float64()),
+        ("fct_ns", pa.uint64()),
+        ("fct_s", pa.float64()),
+        ("rtt_ns", pa.uint64()),
+        ("reverse", pa.bool_()),
+        ("delivered_bytes", pa.uint64()),
+    ]
+)
+
+
+def transfers_table(raw: Mapping[str, Any]) -> pa.Table:
+    """The background TCP transfers as an Arrow table (the content of transfers.parquet).
+
+    One row per transfer, in the order they started. Columns: ``source``
+    (index of the TCP source: web sources first, then on-off, in file
+    order), ``name`` (the source's name), ``session`` (null for Poisson
+    arrivals), ``size_bytes``, ``start_ns`` / ``start_s``, ``fct_ns`` /
+    ``fct_s`` (completion time: first byte sent to last byte acknowledged;
+    null if it had not finished), ``rtt_ns`` (its propagation RTT),
+    ``reverse`` (its data crossed the reverse link) and ``delivered_bytes``.
+    """
+    cols = decode_columns(raw["transfers"]) if "transfers" in raw else {}
+    if not cols or len(cols.get("size_bytes", ())) == 0:
+        return TRANSFERS_SCHEMA.empty_table()
+    source = cols["source"]
+    tcp_names = [str(s["name"]) for s in raw.get("sources", ()) if s.get("kind") == "tcp"]
+    names = np.asarray(tcp_names, dtype=object)
+    session = cols["session"]
+    fct = cols["fct_ns"]
+    unfinished = fct == np.uint64(UNFINISHED)
+    out = {
+        "source": _arrow(source),
+        "name": pa.array(names[source.astype(np.int64)].tolist(), type=pa.string()),
+        "session": _arrow(session, mask=session == np.uint32(NO_SESSION)),
+        "size_bytes": _arrow(cols["size_bytes"]),
+        "start_ns": _arrow(cols["start_ns"]),
+        "start_s": pa.array(cols["start_ns"].astype(np.float64) / NS_PER_S, type=pa.float64()),
+        "fct_ns": _arrow(fct, mask=unfinished),
+        "fct_s": pa.array(fct.astype(np.float64) / NS_PER_S, type=pa.float64(), mask=unfinished),
+        "rtt_ns": _arrow(cols["rtt_ns"]),
+        "reverse": pa.array(cols["reverse"] != 0, type=pa.bool_()),
+        "delivered_bytes": _arrow(cols["delivered_bytes"]),
+    }
+    return pa.table(out, schema=TRANSFERS_SCHEMA)
+
+
 def upgrade_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """Brings a loaded summary to the current :data:`FORMAT_VERSION`."""
     version = summary.get("format_version")
@@ -192,6 +256,8 @@ class Result:
     * ``flows`` — per flow per interval (a pandas DataFrame, see
       :func:`flows_table` for the columns);
     * ``queue`` — the bottleneck queue per interval (a DataFrame);
+    * ``transfers`` — one row per background TCP transfer (a DataFrame, see
+      :func:`transfers_table`; empty without background traffic);
     * ``spec`` — the resolved experiment (a dict, as in ``spec.toml``);
     * ``raw`` — what the simulator returned (None for a loaded result);
     * ``path`` — the folder it was saved to or loaded from, if any.
@@ -206,6 +272,7 @@ class Result:
         flows: pa.Table,
         queue: pa.Table,
         *,
+        transfers: pa.Table | None = None,
         raw: Mapping[str, Any] | None = None,
         path: Path | None = None,
     ) -> None:
@@ -213,15 +280,24 @@ class Result:
         self.summary: dict[str, Any] = dict(summary)
         self.flows_arrow = flows
         self.queue_arrow = queue
+        self.transfers_arrow = transfers if transfers is not None else TRANSFERS_SCHEMA.empty_table()
         self.raw = raw
         self.path = path
         self._flows_df: pd.DataFrame | None = None
         self._queue_df: pd.DataFrame | None = None
+        self._transfers_df: pd.DataFrame | None = None
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any], spec: Spec) -> Result:
         """Builds a result from the simulator's output and the experiment that produced it."""
-        return cls(spec.resolved, summarize(raw, spec), flows_table(raw, spec), queue_table(raw), raw=raw)
+        return cls(
+            spec.resolved,
+            summarize(raw, spec),
+            flows_table(raw, spec),
+            queue_table(raw),
+            transfers=transfers_table(raw),
+            raw=raw,
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> Result:
@@ -233,7 +309,10 @@ class Result:
             summary = upgrade_summary(json.load(f))
         flows = pq.read_table(folder / "flows.parquet")
         queue = pq.read_table(folder / "queue.parquet")
-        return cls(spec, summary, flows, queue, path=folder)
+        # Results saved before background traffic existed have no transfers.parquet.
+        tpath = folder / "transfers.parquet"
+        transfers = pq.read_table(tpath) if tpath.exists() else None
+        return cls(spec, summary, flows, queue, transfers=transfers, path=folder)
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -248,6 +327,13 @@ class Result:
         if self._queue_df is None:
             self._queue_df = self.queue_arrow.to_pandas()
         return self._queue_df
+
+    @property
+    def transfers(self) -> pd.DataFrame:
+        """Background TCP transfers, one row each (empty without background traffic)."""
+        if self._transfers_df is None:
+            self._transfers_df = self.transfers_arrow.to_pandas()
+        return self._transfers_df
 
     @property
     def engine_seconds(self) -> float | None:
@@ -280,7 +366,8 @@ class Result:
             (tmp / "summary.json").write_text(_summary_json(self.summary), encoding="utf-8")
             _write_parquet(self.flows_arrow, tmp / "flows.parquet")
             _write_parquet(self.queue_arrow, tmp / "queue.parquet")
-            if figure and self.flows_arrow.num_rows > 0:
+            _write_parquet(self.transfers_arrow, tmp / "transfers.parquet")
+            if figure and (self.flows_arrow.num_rows > 0 or self.queue_arrow.num_rows > 0):
                 from . import plots
 
                 plots.save(self, tmp / "figure.png", kind="overview")
@@ -376,6 +463,27 @@ def format_summary(result: Result) -> str:
         f"p50 {_fmt(q['delay_p50_ms'], '.2f')} ms, p99 {_fmt(q['delay_p99_ms'], '.2f')} ms, "
         f"max backlog {q['max_backlog_pkts']} pkts"
     )
+    for src in s.get("sources", ()):
+        line = (
+            f"background {src['name']} ({src['kind']}): offered {_mbps(src['offered_bps'])} Mbit/s, "
+            f"achieved {_mbps(src['achieved_bps'])} Mbit/s"
+        )
+        if src["kind"] == "tcp":
+            line += f", {src['started']} transfers started, {src['completed']} completed"
+        lines.append(line)
+    tr = s.get("transfers")
+    if tr and tr["count"]:
+        parts = [
+            f"{c['size_class']} {c['completed']}/{c['count']} p50 {_fmt(c['fct_p50_s'], '.3f')}"
+            for c in tr["size_classes"]
+            if c["count"]
+        ]
+        lines.append(
+            f"transfers: {tr['completed']}/{tr['count']} completed, FCT mean {_fmt(tr['fct_mean_s'], '.3f')} s, "
+            f"p50 {_fmt(tr['fct_p50_s'], '.3f')} s, p95 {_fmt(tr['fct_p95_s'], '.3f')} s, "
+            f"p99 {_fmt(tr['fct_p99_s'], '.3f')} s"
+        )
+        lines.append("  by size: " + ", ".join(parts) + " (completed/started, FCT p50 s)")
     secs = result.engine_seconds
     eng = s["engine"]
     if secs is not None and secs > 0:

@@ -422,7 +422,9 @@ impl Simulator {
     #[inline]
     fn maybe_release(&mut self, slot: u32) {
         let fl = &mut self.flows[slot as usize];
-        if fl.closing && fl.in_network == 0 && fl.pending.iter().all(|&p| p == u64::MAX) {
+        // Timer events still queued for the slot are harmless: a reused slot
+        // starts with no pending times, so they no longer match and are skipped.
+        if fl.closing && fl.in_network == 0 {
             fl.closing = false;
             fl.transfer = None;
             self.free_slots.push(slot);
