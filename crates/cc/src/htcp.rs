@@ -472,7 +472,9 @@ mod tests {
     // switch is cleared; 100 → 115 keeps the adaptive value.
     #[test]
     fn bandwidth_switch() {
-        for (new, beta, modeswitch) in [(130u32, BETA_MIN, false), (115, 85, true), (79, BETA_MIN, false), (80, 85, true)] {
+        for (new, beta, modeswitch) in
+            [(130u32, BETA_MIN, false), (115, 85, true), (79, BETA_MIN, false), (80, 85, true)]
+        {
             let mut h = Htcp::new(HtcpConfig::default());
             (h.modeswitch, h.min_rtt, h.max_rtt) = (true, 100, 150);
             (h.old_maxb, h.maxb) = (100, new);
