@@ -2,14 +2,16 @@
 #   make quickstart   build everything into .venv and run scenarios/quickstart.toml
 #   make test         build, then run every test (cargo and pytest)
 #   make bench        engine packets per second on fixed scenarios
+#   make emu-deps     what the emulation backend needs from the system (iproute2), if missing
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.ccarena-built
+EMU    := $(VENV)/bin/ccarena-emu
 SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: install quickstart test test-rust test-python bench clean
+.PHONY: install quickstart test test-rust test-python bench clean emu-deps
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +22,17 @@ $(STAMP): $(PY) $(SOURCES)
 	$(VENV)/bin/maturin develop --quiet --release --extras test
 	touch $(STAMP)
 
-install: $(STAMP)
+# The link emulator of `ccarena run --backend emu`, next to the venv's python.
+$(EMU): $(PY) $(SOURCES)
+	cargo build --quiet --release -p ccarena-emu
+	install -m 755 target/release/ccarena-emu $(EMU)
+
+# The emulation backend uses `ip` (iproute2); installed only when missing and when root.
+emu-deps:
+	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null; } || true
+
+install: $(STAMP) $(EMU)
 
 quickstart: $(STAMP)
 	$(VENV)/bin/ccarena run scenarios/quickstart.toml
@@ -28,7 +40,7 @@ quickstart: $(STAMP)
 test-rust:
 	cargo test --quiet --workspace --exclude ccarena-py
 
-test-python: $(STAMP)
+test-python: $(STAMP) $(EMU) emu-deps
 	$(PY) -m pytest -q tests
 
 test: test-rust test-python

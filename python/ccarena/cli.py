@@ -1,6 +1,8 @@
 """The ``ccarena`` command line.
 
-``ccarena run FILE`` simulates an experiment and saves its results;
+``ccarena run FILE`` simulates an experiment and saves its results
+(``--backend emu``: runs it on real Linux TCP through ccarena's link
+emulator instead); ``ccarena compare FILE`` runs both and compares them;
 ``ccarena list cc`` lists the congestion-control algorithms and their
 parameters. Mistakes in an experiment print one line,
 ``error: <field>: <what is wrong>``, and exit with status 2 without
@@ -19,7 +21,7 @@ from typing import Any
 from . import _core
 from ._version import __version__
 from .results import ResultExistsError
-from .runner import run
+from .runner import BACKENDS, compare, run
 from .spec import SpecError, load_spec, parse_override_value
 
 __all__ = ["default_out_dir", "main"]
@@ -28,6 +30,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+LATENESS_WARN_US = 200.0
+"""Above this 99th percentile of delivery lateness an emulated run is flagged."""
 
 _DESCRIPTION = """\
 ccarena runs TCP congestion-control algorithms against each other over a
@@ -66,6 +71,7 @@ Simulate one experiment file and save its results in a new folder:
   flows.parquet  per flow per interval: rate at the bottleneck, cwnd,
                  ssthresh, srtt, in-flight, algorithm internals
   queue.parquet  bottleneck backlog and drops per interval
+  transfers.parquet  one row per background transfer: size, start, completion time
   figure.png     rate, cwnd and queue over time
 
 A one-screen summary is printed. Existing folders are never overwritten."""
@@ -80,6 +86,20 @@ examples:
 
 --set VALUE is read as a TOML value when it is one (true, 3, 0.5, "x",
 { beta = 0.5 }) and as a string otherwise (50Mbps, reno)."""
+
+
+_COMPARE_DESCRIPTION = """\
+Run one experiment file twice: in the simulator, and on the kernel's TCP
+through ccarena's link emulator (`run --backend emu`; root needed). The new
+folder holds both result folders (sim/, emu/), compare.png (rate at the
+bottleneck and cwnd per flow, and the queue: simulated solid, emulated
+dashed) and the table of differences in goodput, mean RTT, retransmits and
+utilisation (compare.txt, compare.json), which is also printed."""
+
+_COMPARE_EPILOG = """\
+example (the quick start at a fifth of the rate and half the length):
+  ccarena compare scenarios/quickstart.toml --set topology.bottleneck.rate=20Mbps \\
+                  --set duration=30s"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -123,6 +143,37 @@ def _build_parser() -> argparse.ArgumentParser:
         help="replace one field of the file, e.g. duration=10s or flows[1].cc=reno (repeatable)",
     )
     p_run.add_argument("--no-figure", action="store_true", help="do not draw figure.png")
+    p_run.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="sim",
+        help="sim: the simulator (default); emu: the kernel's TCP through ccarena's link emulator "
+        "(root; network namespaces and TUN devices; only the kernel's algorithms)",
+    )
+
+    p_cmp = sub.add_parser(
+        "compare",
+        help="run one experiment in the simulator and on the kernel, and compare",
+        description=_COMPARE_DESCRIPTION,
+        epilog=_COMPARE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_cmp.add_argument("file", metavar="FILE", help="experiment file (TOML)")
+    p_cmp.add_argument(
+        "--out",
+        metavar="DIR",
+        help="folder to create; it must not exist (default: results/NAME-compare-seedSEED, with -2, ... if taken)",
+    )
+    p_cmp.add_argument("--seed", metavar="N", type=int, help="random seed (replaces the file's seed)")
+    p_cmp.add_argument(
+        "--set",
+        metavar="PATH=VALUE",
+        action="append",
+        default=[],
+        dest="overrides",
+        help="replace one field of the file, e.g. duration=30s (repeatable)",
+    )
+    p_cmp.add_argument("--no-figure", action="store_true", help="do not draw the figures")
 
     p_list = sub.add_parser(
         "list",
@@ -163,6 +214,8 @@ def _parse_sets(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.backend == "emu":
+        return _cmd_run_emu(args)
     try:
         overrides = _parse_sets(args.overrides)
         spec = load_spec(args.file, seed=args.seed, set=overrides)
@@ -180,6 +233,83 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print(result.summary_text())
     print(f"\nresults: {result.path}")
+    return EXIT_OK
+
+
+def _emu_line(summary: dict[str, Any]) -> str:
+    emu = summary.get("emu", {})
+    e = emu.get("emulator", {})
+    fwd = e.get("delivery_lateness_us", {}).get("p99_us")
+    rev = e.get("reverse_delivery_lateness_us", {}).get("p99_us")
+    rt = "real-time" if e.get("realtime") else f"NOT real-time ({e.get('realtime_error')})"
+    late = "-" if fwd is None else f"{fwd:.0f} us"
+    rlate = "-" if rev is None else f"{rev:.0f} us"
+    line = (
+        f"emu: Linux {emu.get('kernel', {}).get('release', '?')}, emulator {rt}, "
+        f"delivery lateness p99 {late} (data), {rlate} (ACKs)"
+    )
+    worst = max((x for x in (fwd, rev) if x is not None), default=0.0)
+    if worst > LATENESS_WARN_US:
+        line += (
+            f"\nwarning: the emulator delivered late (p99 {worst / 1000:.2f} ms > {LATENESS_WARN_US:.0f} us): "
+            "the machine was busy; delays and rates may be distorted"
+        )
+    return line
+
+
+def _cmd_run_emu(args: argparse.Namespace) -> int:
+    from . import emulate
+
+    try:
+        overrides = _parse_sets(args.overrides)
+        spec = emulate.load_spec(args.file, seed=args.seed, set=overrides)
+        emulate.check_environment()
+    except (SpecError, emulate.EmuUnavailable) as e:
+        _error(str(e))
+        return EXIT_USAGE
+    out = Path(args.out) if args.out else default_out_dir(f"{spec.name}-emu", spec.seed)
+    try:
+        result = run(spec, out=out, figure=not args.no_figure, backend="emu")
+    except (ResultExistsError, emulate.EmuUnavailable) as e:
+        _error(str(e))
+        return EXIT_USAGE
+    except emulate.Terminated:
+        _error("terminated (everything was torn down)")
+        return EXIT_TERMINATED
+    except (RuntimeError, OSError) as e:
+        _error(f"emulation failed: {e}")
+        return EXIT_FAILED
+    print(result.summary_text())
+    print(_emu_line(result.summary))
+    print(f"\nresults: {result.path}")
+    return EXIT_OK
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from . import emulate
+
+    try:
+        overrides = _parse_sets(args.overrides)
+        spec = emulate.load_spec(args.file, seed=args.seed, set=overrides)
+        emulate.check_environment()
+    except (SpecError, emulate.EmuUnavailable) as e:
+        _error(str(e))
+        return EXIT_USAGE
+    out = Path(args.out) if args.out else default_out_dir(f"{spec.name}-compare", spec.seed)
+    try:
+        cmp = compare(spec, out=out, figure=not args.no_figure)
+    except (SpecError, ResultExistsError, emulate.EmuUnavailable) as e:
+        _error(str(e))
+        return EXIT_USAGE
+    except emulate.Terminated:
+        _error("terminated (everything was torn down)")
+        return EXIT_TERMINATED
+    except (RuntimeError, OSError) as e:
+        _error(f"comparison failed: {e}")
+        return EXIT_FAILED
+    print(cmp.text())
+    print(_emu_line(cmp.emu.summary))
+    print(f"\nresults: {cmp.path}")
     return EXIT_OK
 
 
@@ -244,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _cmd_run(args)
+        if args.command == "compare":
+            return _cmd_compare(args)
         if args.command == "list":
             return _cmd_list(args)
         parser.print_help()

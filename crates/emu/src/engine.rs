@@ -1,0 +1,887 @@
+//! The emulator's core: a dumbbell bottleneck in real time, independent of
+//! devices and clocks so that it can be tested with made-up times.
+//!
+//! ```text
+//!  sender TUN ──► [forward port: qdisc → rate C] ──(rtt_i/2)──► receiver TUN
+//!  sender TUN ◄──(rtt_i/2)── [reverse port: qdisc → rate C_r] ◄── receiver TUN
+//! ```
+//!
+//! The ports, their queue disciplines and the delay lines are the
+//! simulator's own ([`sim::net::Port`], [`sim::net::DelayLine`]); the event
+//! queue is the simulator's too. Packets are stored in a slab whose slot
+//! numbers are the [`sim::packet::PacketId`]s the queues hold.
+//!
+//! Time is picoseconds since an epoch chosen by the caller. The link runs on
+//! an exact virtual schedule: a transmission ends exactly `wire·8/C` after it
+//! started and a packet is due exactly one delay after that, however late
+//! the caller gets round to it. A late caller only makes deliveries late,
+//! which is measured (`lateness`) and never accumulates.
+//!
+//! Flows are told apart by the receiver's TCP port: flow i listens on
+//! `port_base + i`, so data carry it as destination and ACKs as source.
+//! Anything else (ICMP, UDP probes) is "other" traffic with its own delay.
+//!
+//! Measurement is the simulator's: per flow, wire bytes whose last bit left
+//! the forward port in each interval; per interval, the backlog at its end,
+//! drops and bytes sent; queueing delay from enqueue to start of
+//! transmission. In addition the emulator follows each flow's sequence
+//! numbers: payload bytes delivered to the receiver for the first time
+//! (what the receiving application can read) and RTT samples (a data
+//! segment's arrival from the sender to the delivery of the ACK that covers
+//! it, Karn's rule for retransmitted segments).
+
+use crate::wire::{self, Meta};
+use sim::event::{Event, EventQueue, Time, PS_PER_NS, PS_PER_US};
+use sim::hist::Histogram;
+use sim::net::{DelayLine, Dir, Hop, Port, QueueLimit};
+use sim::packet::PacketId;
+use sim::rng::Rng;
+use sim::{Column, Conservation};
+use std::collections::VecDeque;
+
+/// The simulator's random stream number for bottleneck loss, so that the
+/// same seed draws the same sequence in both backends.
+pub const STREAM_BOTTLENECK_LOSS: u64 = 1;
+
+/// Named columns of a trace.
+pub type Columns = Vec<(&'static str, Column)>;
+
+/// The queue trace's columns, as the simulator names them: backlog at the
+/// end of the interval; drops, bytes sent and bytes of other traffic
+/// ("background") in the interval; reverse backlog; flows (slots) in use.
+pub const QUEUE_COLUMNS: [&str; 8] = [
+    "t_ns",
+    "backlog_bytes",
+    "backlog_pkts",
+    "drops",
+    "tx_bytes",
+    "background_bytes",
+    "reverse_backlog_pkts",
+    "flow_slots",
+];
+
+/// Data segments remembered per flow for RTT samples (bounded memory).
+const MAX_PENDING: usize = 1 << 20;
+
+const FWD: usize = 0;
+const REV: usize = 1;
+
+/// One of the two TUN devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The senders' namespace: data come from here, ACKs go here.
+    Snd,
+    /// The receivers' namespace.
+    Rcv,
+}
+
+/// A link: rate and queue limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    pub rate_bps: u64,
+    pub limit: QueueLimit,
+}
+
+/// The bottleneck and measurement, fully resolved.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub fwd: LinkSpec,
+    pub rev: LinkSpec,
+    /// Bernoulli loss probability of data segments arriving at the forward port.
+    pub loss: f64,
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub interval_ns: u64,
+    pub trace: bool,
+    /// Flow i's receiver listens on `port_base + i`.
+    pub port_base: u16,
+    /// One-way delay of flow i in each direction, ns (half its RTT).
+    pub flow_delay_ns: Vec<u64>,
+    /// One-way delay of other traffic, ns.
+    pub other_delay_ns: u64,
+    /// Largest packet the devices carry (the slot size), bytes.
+    pub max_packet: usize,
+}
+
+struct Slot {
+    buf: Box<[u8]>,
+    len: u32,
+    flow: u32,
+    meta: Meta,
+    enqueued_at: Time,
+}
+
+/// Per-flow counters and sequence tracking.
+#[derive(Default)]
+struct FlowAcc {
+    interval_bytes: u64,
+    bottleneck_bytes: u64,
+    drops: u64,
+    /// Payload delivered to the receiver for the first time, in the window / ever.
+    payload_bytes: u64,
+    payload_total: u64,
+    rcv_have: bool,
+    rcv_high: u32,
+    snd_have: bool,
+    snd_high: u32,
+    /// (end sequence, arrival from the sender, retransmitted) of data segments not yet acknowledged.
+    pending: VecDeque<(u32, Time, bool)>,
+    /// RTT samples, µs.
+    rtt: Histogram,
+}
+
+/// Statistics of a finished measurement.
+pub struct FlowReport {
+    pub bottleneck_bytes: u64,
+    pub drops: u64,
+    pub payload_bytes: u64,
+    pub payload_total: u64,
+    pub rtt: Histogram,
+}
+
+pub struct Engine {
+    cfg: EngineConfig,
+    q: EventQueue,
+    ports: [Port; 2],
+    busy_until: [Time; 2],
+    /// Lines 2·f (forward) and 2·f+1 (reverse) for flows 0..=n; n is "other".
+    lines: Vec<DelayLine>,
+    slots: Vec<Slot>,
+    free: Vec<PacketId>,
+    flows: Vec<FlowAcc>,
+    loss_rng: Rng,
+    t0: Option<Time>,
+    end: Time,
+    probe_k: u64,
+    done: bool,
+    fwd_delay: Histogram,
+    rev_delay: Histogram,
+    /// Delivery lateness (actual write minus due time), ns, per direction.
+    lateness: [Histogram; 2],
+    trace_t: Vec<u64>,
+    trace_flow: Vec<u32>,
+    trace_bytes: Vec<u64>,
+    trace_t_queue: Vec<u64>,
+    /// Queue trace columns, in [`QUEUE_COLUMNS`] order.
+    queue_trace: [Vec<u64>; 7],
+    interval_drops: u64,
+    interval_tx_bytes: u64,
+    created: u64,
+    delivered: u64,
+    dropped: u64,
+    events: u64,
+    bottleneck_data_packets: u64,
+    not_ipv4: u64,
+    snapshot: Option<Conservation>,
+}
+
+#[inline]
+fn ns(t: u64) -> Time {
+    t * PS_PER_NS
+}
+
+impl Engine {
+    pub fn new(cfg: EngineConfig) -> Engine {
+        let n = cfg.flow_delay_ns.len();
+        let mut lines = Vec::with_capacity(2 * (n + 1));
+        for f in 0..=n {
+            let d = ns(if f < n { cfg.flow_delay_ns[f] } else { cfg.other_delay_ns });
+            lines.push(DelayLine::new(d, Hop::Receiver(f as u32)));
+            lines.push(DelayLine::new(d, Hop::Sender(f as u32)));
+        }
+        let ports = [
+            Port::new(Dir::Forward, cfg.fwd.rate_bps, cfg.fwd.limit, cfg.loss),
+            Port::new(Dir::Reverse, cfg.rev.rate_bps, cfg.rev.limit, 0.0),
+        ];
+        Engine {
+            q: EventQueue::new(),
+            ports,
+            busy_until: [0; 2],
+            lines,
+            slots: Vec::new(),
+            free: Vec::new(),
+            flows: (0..=n).map(|_| FlowAcc::default()).collect(),
+            loss_rng: Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS),
+            t0: None,
+            end: 0,
+            probe_k: 0,
+            done: false,
+            fwd_delay: Histogram::new(),
+            rev_delay: Histogram::new(),
+            lateness: [Histogram::new(), Histogram::new()],
+            trace_t: Vec::new(),
+            trace_flow: Vec::new(),
+            trace_bytes: Vec::new(),
+            trace_t_queue: Vec::new(),
+            queue_trace: Default::default(),
+            interval_drops: 0,
+            interval_tx_bytes: 0,
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            events: 0,
+            bottleneck_data_packets: 0,
+            not_ipv4: 0,
+            snapshot: None,
+            cfg,
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    pub fn n_flows(&self) -> usize {
+        self.flows.len() - 1
+    }
+
+    /// Starts the measurement at `t0`; it ends `duration` later. Traffic
+    /// before `t0` (connection set-up) is forwarded but not counted.
+    pub fn start(&mut self, t0: Time) {
+        self.t0 = Some(t0);
+        self.end = t0 + ns(self.cfg.duration_ns);
+        for p in &mut self.ports {
+            p.arrivals = 0;
+            p.drops = 0;
+            p.random_drops = 0;
+            p.tx_packets = 0;
+            p.tx_bytes = 0;
+            p.max_backlog_pkts = 0;
+        }
+        for f in &mut self.flows {
+            f.interval_bytes = 0;
+            f.bottleneck_bytes = 0;
+            f.drops = 0;
+            f.payload_bytes = 0;
+            f.rtt.clear();
+        }
+        self.probe_k = 1;
+        self.q.push(self.probe_time(1), Event::Probe);
+    }
+
+    /// Whether the measurement has ended.
+    pub fn finished(&self) -> bool {
+        self.done
+    }
+
+    /// End of the measurement, if started.
+    pub fn end_time(&self) -> Option<Time> {
+        self.t0.map(|_| self.end)
+    }
+
+    fn probe_time(&self, k: u64) -> Time {
+        let t0 = self.t0.expect("started");
+        t0 + ns((k * self.cfg.interval_ns).min(self.cfg.duration_ns))
+    }
+
+    #[inline]
+    fn in_window(&self, t: Time) -> bool {
+        match self.t0 {
+            Some(t0) => !self.done && t >= t0 && t <= self.end,
+            None => false,
+        }
+    }
+
+    /// A free slot to read a packet into; give it back with [`Engine::ingress`] or [`Engine::release`].
+    pub fn alloc(&mut self) -> PacketId {
+        if let Some(id) = self.free.pop() {
+            return id;
+        }
+        self.slots.push(Slot {
+            buf: vec![0u8; self.cfg.max_packet].into_boxed_slice(),
+            len: 0,
+            flow: 0,
+            meta: Meta::default(),
+            enqueued_at: 0,
+        });
+        (self.slots.len() - 1) as PacketId
+    }
+
+    pub fn buf_mut(&mut self, id: PacketId) -> &mut [u8] {
+        &mut self.slots[id as usize].buf
+    }
+
+    /// Returns an allocated slot unused.
+    pub fn release(&mut self, id: PacketId) {
+        self.free.push(id);
+    }
+
+    /// Time of the next thing to do, if any.
+    pub fn next_event(&self) -> Option<Time> {
+        self.q.peek_time()
+    }
+
+    fn flow_of(&self, m: &Meta, side: Side) -> u32 {
+        let n = self.n_flows() as u32;
+        if !m.tcp {
+            return n;
+        }
+        let port = if side == Side::Snd { m.dport } else { m.sport };
+        let i = port.wrapping_sub(self.cfg.port_base) as u32;
+        if port >= self.cfg.port_base && i < n {
+            i
+        } else {
+            n
+        }
+    }
+
+    /// A packet of `len` bytes read into slot `id` from `from` at `now`.
+    /// Call [`Engine::run_until`] with `now` first.
+    pub fn ingress(&mut self, now: Time, from: Side, id: PacketId, len: usize) {
+        let meta = wire::parse(&self.slots[id as usize].buf[..len]);
+        if !meta.ipv4 {
+            // IPv6 and anything else is not part of an experiment: dropped silently.
+            self.not_ipv4 += 1;
+            self.free.push(id);
+            return;
+        }
+        let flow = self.flow_of(&meta, from);
+        {
+            let s = &mut self.slots[id as usize];
+            s.len = len as u32;
+            s.flow = flow;
+            s.meta = meta;
+            s.enqueued_at = now;
+        }
+        self.created += 1;
+        let p = if from == Side::Snd { FWD } else { REV };
+        let w = self.in_window(now);
+        if p == FWD {
+            self.track_sent(flow as usize, &meta, now);
+        }
+        if w {
+            self.ports[p].arrivals += 1;
+        }
+        let is_data = meta.tcp && meta.payload > 0;
+        if p == FWD && is_data && self.ports[p].loss > 0.0 && self.loss_rng.uniform() < self.ports[p].loss {
+            self.drop_packet(p, id, true, w);
+            return;
+        }
+        let port = &mut self.ports[p];
+        if port.busy.is_none() && port.qdisc.is_empty() {
+            self.transmit(p, id, now, now);
+            return;
+        }
+        if !port.qdisc.enqueue(id, len as u32) {
+            self.drop_packet(p, id, false, w);
+            return;
+        }
+        let backlog = port.qdisc.len() as u64;
+        if w && backlog > port.max_backlog_pkts {
+            port.max_backlog_pkts = backlog;
+        }
+    }
+
+    /// Starts serialising `id` on port `p` at `start` (its enqueue time was `enq`).
+    fn transmit(&mut self, p: usize, id: PacketId, start: Time, enq: Time) {
+        let len = self.slots[id as usize].len;
+        let port = &mut self.ports[p];
+        port.busy = Some(id);
+        let done = start + port.tx_time(len);
+        self.busy_until[p] = done;
+        self.q.push(done, Event::PortTxDone(p as u32));
+        if self.in_window(start) {
+            let waited = (start - enq) / PS_PER_NS;
+            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited);
+        }
+    }
+
+    fn drop_packet(&mut self, p: usize, id: PacketId, random: bool, in_window: bool) {
+        let flow = self.slots[id as usize].flow as usize;
+        self.free.push(id);
+        self.dropped += 1;
+        if !in_window {
+            return;
+        }
+        let port = &mut self.ports[p];
+        port.drops += 1;
+        if random {
+            port.random_drops += 1;
+        }
+        if p == FWD {
+            self.interval_drops += 1;
+            self.flows[flow].drops += 1;
+        }
+    }
+
+    /// A data segment from the sender: remembered for RTT samples; a
+    /// segment at or below the highest sequence sent is a retransmission.
+    fn track_sent(&mut self, flow: usize, m: &Meta, now: Time) {
+        if !m.tcp {
+            return;
+        }
+        let f = &mut self.flows[flow];
+        if m.flags & wire::SYN != 0 {
+            f.snd_have = true;
+            f.snd_high = m.seq.wrapping_add(1);
+            f.pending.clear();
+            return;
+        }
+        if m.payload == 0 {
+            return;
+        }
+        let end = m.seq.wrapping_add(m.payload);
+        if !f.snd_have {
+            f.snd_have = true;
+            f.snd_high = m.seq;
+        }
+        let retrans = wire::seq_gt(f.snd_high, m.seq);
+        if retrans {
+            // Karn: no RTT sample from anything this segment overlaps.
+            // Records are in sequence order; each covers the bytes up to its end.
+            for e in f.pending.iter_mut() {
+                if wire::seq_gt(e.0, m.seq) {
+                    e.2 = true;
+                    if wire::seq_le(end, e.0) {
+                        break;
+                    }
+                }
+            }
+        }
+        if wire::seq_gt(end, f.snd_high) {
+            if f.pending.len() >= MAX_PENDING {
+                f.pending.clear();
+            }
+            f.pending.push_back((end, now, retrans));
+            f.snd_high = end;
+        }
+    }
+
+    /// An ACK delivered to the sender at `now`: one RTT sample from the
+    /// oldest segment it newly acknowledges, unless a retransmission is among them.
+    fn track_ack(&mut self, flow: usize, m: &Meta, now: Time) {
+        if !m.tcp || m.flags & wire::ACK == 0 {
+            return;
+        }
+        let w = self.in_window(now);
+        let f = &mut self.flows[flow];
+        let mut first: Option<Time> = None;
+        let mut ambiguous = false;
+        while let Some(&(end, t, r)) = f.pending.front() {
+            if !wire::seq_le(end, m.ack) {
+                break;
+            }
+            f.pending.pop_front();
+            first.get_or_insert(t);
+            ambiguous |= r;
+        }
+        if let (Some(t), false, true) = (first, ambiguous, w) {
+            f.rtt.record(((now.saturating_sub(t)) / PS_PER_US).max(1));
+        }
+    }
+
+    /// A segment delivered to the receiver: payload beyond the highest
+    /// sequence delivered so far is new to the receiving application.
+    fn track_delivered(&mut self, flow: usize, m: &Meta, now: Time) {
+        if !m.tcp {
+            return;
+        }
+        let w = self.in_window(now);
+        let f = &mut self.flows[flow];
+        if m.flags & wire::SYN != 0 {
+            f.rcv_have = true;
+            f.rcv_high = m.seq.wrapping_add(1);
+            return;
+        }
+        if m.payload == 0 {
+            return;
+        }
+        let end = m.seq.wrapping_add(m.payload);
+        if !f.rcv_have {
+            f.rcv_have = true;
+            f.rcv_high = m.seq;
+        }
+        if wire::seq_gt(end, f.rcv_high) {
+            let new = end.wrapping_sub(f.rcv_high) as u64;
+            f.rcv_high = end;
+            f.payload_total += new;
+            if w {
+                f.payload_bytes += new;
+            }
+        }
+    }
+
+    /// Runs everything due by `now`. `deliver(to, packet)` writes a packet
+    /// to a device and returns the time it did so.
+    pub fn run_until(&mut self, now: Time, deliver: &mut impl FnMut(Side, &[u8]) -> Time) {
+        while let Some(t) = self.q.peek_time() {
+            if t > now {
+                break;
+            }
+            let (t, ev) = self.q.pop().expect("peeked");
+            self.events += 1;
+            match ev {
+                Event::PortTxDone(p) => self.tx_done(p as usize, t),
+                Event::LineDeliver(l) => self.line_deliver(l as usize, t, deliver),
+                Event::Probe => self.probe(t),
+                _ => unreachable!("the emulator schedules no other events"),
+            }
+        }
+    }
+
+    fn tx_done(&mut self, p: usize, t: Time) {
+        let id = self.ports[p].busy.take().expect("tx done on an idle port");
+        let (flow, wire_len, is_data) = {
+            let s = &self.slots[id as usize];
+            (s.flow as usize, s.len as u64, s.meta.tcp && s.meta.payload > 0)
+        };
+        if self.in_window(t) {
+            let port = &mut self.ports[p];
+            port.tx_packets += 1;
+            port.tx_bytes += wire_len;
+            if p == FWD {
+                // Rate at the bottleneck: bytes counted as their last bit leaves.
+                let f = &mut self.flows[flow];
+                f.interval_bytes += wire_len;
+                f.bottleneck_bytes += wire_len;
+                self.interval_tx_bytes += wire_len;
+                if is_data {
+                    self.bottleneck_data_packets += 1;
+                }
+            }
+        }
+        let line = 2 * flow + p;
+        if let Some(at) = self.lines[line].push(t, id) {
+            self.q.push(at, Event::LineDeliver(line as u32));
+        }
+        let slots = &self.slots;
+        if let Some(next) = self.ports[p].qdisc.dequeue(|i| slots[i as usize].len) {
+            let enq = self.slots[next as usize].enqueued_at;
+            self.transmit(p, next, t, enq);
+        }
+    }
+
+    fn line_deliver(&mut self, l: usize, t: Time, deliver: &mut impl FnMut(Side, &[u8]) -> Time) {
+        let p = l % 2;
+        let to = if p == FWD { Side::Rcv } else { Side::Snd };
+        while let Some(due) = self.lines[l].head_time() {
+            if due > t {
+                break;
+            }
+            let id = self.lines[l].pop_due(t).expect("due");
+            let (flow, meta) = {
+                let s = &self.slots[id as usize];
+                (s.flow as usize, s.meta)
+            };
+            let at = {
+                let s = &self.slots[id as usize];
+                deliver(to, &s.buf[..s.len as usize])
+            };
+            if self.in_window(due) {
+                self.lateness[p].record(at.saturating_sub(due) / PS_PER_NS);
+            }
+            if p == FWD {
+                self.track_delivered(flow, &meta, at);
+            } else {
+                self.track_ack(flow, &meta, at);
+            }
+            self.delivered += 1;
+            self.free.push(id);
+        }
+        if let Some(at) = self.lines[l].head_time() {
+            self.q.push(at, Event::LineDeliver(l as u32));
+        }
+    }
+
+    fn probe(&mut self, t: Time) {
+        let t0 = self.t0.expect("probes run after start");
+        if self.cfg.trace {
+            let t_ns = (t - t0) / PS_PER_NS;
+            for (i, f) in self.flows.iter().take(self.n_flows()).enumerate() {
+                self.trace_t.push(t_ns);
+                self.trace_flow.push(i as u32);
+                self.trace_bytes.push(f.interval_bytes);
+            }
+            let n = self.n_flows();
+            let port = &self.ports[FWD];
+            let row = [
+                port.qdisc.bytes(),
+                port.qdisc.len() as u64,
+                self.interval_drops,
+                self.interval_tx_bytes,
+                self.flows[n].interval_bytes,
+                self.ports[REV].qdisc.len() as u64,
+                n as u64,
+            ];
+            self.trace_t_queue.push(t_ns);
+            for (col, v) in self.queue_trace.iter_mut().zip(row) {
+                col.push(v);
+            }
+        }
+        for f in &mut self.flows {
+            f.interval_bytes = 0;
+        }
+        self.interval_drops = 0;
+        self.interval_tx_bytes = 0;
+        if t >= self.end {
+            self.snapshot = Some(self.conservation());
+            self.done = true;
+        } else {
+            self.probe_k += 1;
+            self.q.push(self.probe_time(self.probe_k), Event::Probe);
+        }
+    }
+
+    /// Packets accounted for now: created = delivered + dropped + queued + in flight.
+    pub fn conservation(&self) -> Conservation {
+        let queued: u64 = self.ports.iter().map(|p| p.held()).sum();
+        let in_flight: u64 = self.lines.iter().map(|l| l.len() as u64).sum();
+        Conservation { created: self.created, delivered: self.delivered, dropped: self.dropped, queued, in_flight }
+    }
+
+    /// Conservation at the end of the measurement (None before).
+    pub fn snapshot(&self) -> Option<Conservation> {
+        self.snapshot
+    }
+
+    /// The forward port (counters of the measurement window).
+    pub fn forward_port(&self) -> &Port {
+        &self.ports[FWD]
+    }
+
+    pub fn reverse_port(&self) -> &Port {
+        &self.ports[REV]
+    }
+
+    pub fn queue_delay(&self) -> (&Histogram, &Histogram) {
+        (&self.fwd_delay, &self.rev_delay)
+    }
+
+    /// Delivery lateness, ns: (forward, reverse).
+    pub fn lateness(&self) -> (&Histogram, &Histogram) {
+        (&self.lateness[FWD], &self.lateness[REV])
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn bottleneck_data_packets(&self) -> u64 {
+        self.bottleneck_data_packets
+    }
+
+    pub fn not_ipv4(&self) -> u64 {
+        self.not_ipv4
+    }
+
+    /// Per-flow statistics of flows 0..n, then the "other" traffic.
+    pub fn flow_reports(&self) -> Vec<FlowReport> {
+        self.flows
+            .iter()
+            .map(|f| FlowReport {
+                bottleneck_bytes: f.bottleneck_bytes,
+                drops: f.drops,
+                payload_bytes: f.payload_bytes,
+                payload_total: f.payload_total,
+                rtt: f.rtt.clone(),
+            })
+            .collect()
+    }
+
+    /// The per-flow trace (t_ns, flow, bottleneck_bytes) and the queue trace, as columns.
+    pub fn take_columns(&mut self) -> (Columns, Columns) {
+        let flows = vec![
+            ("t_ns", Column::U64(std::mem::take(&mut self.trace_t))),
+            ("flow", Column::U32(std::mem::take(&mut self.trace_flow))),
+            ("bottleneck_bytes", Column::U64(std::mem::take(&mut self.trace_bytes))),
+        ];
+        let mut queue = vec![(QUEUE_COLUMNS[0], Column::U64(std::mem::take(&mut self.trace_t_queue)))];
+        for (name, col) in QUEUE_COLUMNS[1..].iter().zip(self.queue_trace.iter_mut()) {
+            queue.push((*name, Column::U64(std::mem::take(col))));
+        }
+        (flows, queue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{build_tcp, ACK, SYN};
+    use sim::event::PS_PER_MS;
+
+    fn cfg(n: usize, rate: u64, limit: u64) -> EngineConfig {
+        EngineConfig {
+            fwd: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit) },
+            rev: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit) },
+            loss: 0.0,
+            seed: 1,
+            duration_ns: 1_000_000_000,
+            interval_ns: 100_000_000,
+            trace: true,
+            port_base: 5000,
+            flow_delay_ns: (0..n).map(|i| 10_000_000 * (i as u64 + 1)).collect(),
+            other_delay_ns: 5_000_000,
+            max_packet: 2048,
+        }
+    }
+
+    /// Feeds a packet in at `now` after running everything due.
+    fn feed(e: &mut Engine, now: Time, from: Side, pkt: &[u8], out: &mut Vec<(Time, Side, Vec<u8>)>) {
+        run(e, now, out);
+        let id = e.alloc();
+        e.buf_mut(id)[..pkt.len()].copy_from_slice(pkt);
+        e.ingress(now, from, id, pkt.len());
+    }
+
+    /// Runs to `now`, recording deliveries at their due times (a perfect clock).
+    fn run(e: &mut Engine, now: Time, out: &mut Vec<(Time, Side, Vec<u8>)>) {
+        while let Some(t) = e.next_event() {
+            if t > now {
+                break;
+            }
+            e.run_until(t, &mut |side, b| {
+                out.push((t, side, b.to_vec()));
+                t
+            });
+        }
+    }
+
+    #[test]
+    fn serialisation_then_per_flow_delay() {
+        // 1500 B at 12 Mbit/s = 1 ms; flow 0 has 10 ms, flow 1 20 ms one way.
+        let mut e = Engine::new(cfg(2, 12_000_000, 100));
+        let mut out = Vec::new();
+        let p0 = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        let p1 = build_tcp(40001, 5001, 1, 0, ACK, 1448);
+        feed(&mut e, 0, Side::Snd, &p0, &mut out);
+        feed(&mut e, 0, Side::Snd, &p1, &mut out);
+        feed(&mut e, 0, Side::Snd, &p0, &mut out);
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        let times: Vec<(Time, u16)> = out.iter().map(|(t, _, b)| (*t / PS_PER_US, wire::parse(b).dport)).collect();
+        // Back to back: departures at 1, 2, 3 ms; plus each flow's delay.
+        assert_eq!(times, vec![(11_000, 5000), (13_000, 5000), (22_000, 5001)]);
+        assert!(out.iter().all(|(_, s, _)| *s == Side::Rcv));
+    }
+
+    #[test]
+    fn acks_take_the_reverse_port_and_delay() {
+        let mut e = Engine::new(cfg(1, 12_000_000, 100));
+        let mut out = Vec::new();
+        let ack = build_tcp(5000, 40000, 1, 1, ACK, 0); // 52 B: 34.667 µs at 12 Mbit/s
+        feed(&mut e, PS_PER_MS, Side::Rcv, &ack, &mut out);
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1, Side::Snd);
+        assert_eq!(out[0].0, PS_PER_MS + 34_666_667 + 10 * PS_PER_MS);
+    }
+
+    #[test]
+    fn droptail_from_the_simulator_drops_beyond_the_limit() {
+        let mut e = Engine::new(cfg(1, 12_000_000, 2));
+        e.start(0);
+        let mut out = Vec::new();
+        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        for _ in 0..5 {
+            feed(&mut e, 0, Side::Snd, &p, &mut out);
+        }
+        // One on the wire, two queued, two dropped.
+        assert_eq!(e.forward_port().drops, 2);
+        run(&mut e, 2_000 * PS_PER_MS, &mut out);
+        assert_eq!(out.len(), 3);
+        let c = e.snapshot().expect("measurement ended");
+        assert!(c.holds(), "{c:?}");
+        assert_eq!((c.created, c.delivered, c.dropped), (5, 3, 2));
+        let fr = e.flow_reports();
+        assert_eq!(fr[0].drops, 2);
+        assert_eq!(fr[0].bottleneck_bytes, 3 * 1500);
+    }
+
+    #[test]
+    fn interval_bytes_and_queue_trace() {
+        let mut e = Engine::new(cfg(1, 12_000_000, 1000));
+        e.start(0);
+        let mut out = Vec::new();
+        // 150 packets at 0.5 ms, 1 ms each: the k-th leaves at 0.5 + k ms,
+        // so 99 leave in the first interval and 51 in the second.
+        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        for _ in 0..150 {
+            feed(&mut e, PS_PER_MS / 2, Side::Snd, &p, &mut out);
+        }
+        run(&mut e, 2_000 * PS_PER_MS, &mut out);
+        let (flows, queue) = e.take_columns();
+        let Column::U64(bytes) = &flows[2].1 else { panic!() };
+        assert_eq!(bytes.len(), 10);
+        assert_eq!(bytes[0], 99 * 1500);
+        assert_eq!(bytes[1], 51 * 1500);
+        let Column::U64(backlog) = &queue[2].1 else { panic!() };
+        assert_eq!(backlog[0], 50); // 150 − 99 sent − 1 on the wire
+        let (d, _) = e.queue_delay();
+        assert_eq!(d.count(), 150);
+        assert_eq!(d.max(), Some(149_000_000)); // the last waited 149 ms, in ns
+    }
+
+    #[test]
+    fn unique_payload_and_rtt_samples_follow_sequence_numbers() {
+        let mut e = Engine::new(cfg(1, 1_000_000_000, 1000));
+        e.start(0);
+        let mut out = Vec::new();
+        let isn = 0xffff_f000u32; // wraps during the test
+        feed(&mut e, 0, Side::Snd, &build_tcp(40000, 5000, isn, 0, SYN, 0), &mut out);
+        let mut seq = isn.wrapping_add(1);
+        for k in 0..4u64 {
+            let t = PS_PER_MS * (1 + k);
+            feed(&mut e, t, Side::Snd, &build_tcp(40000, 5000, seq, 0, ACK, 1448), &mut out);
+            seq = seq.wrapping_add(1448);
+        }
+        // Retransmit the second segment: duplicate payload, and Karn.
+        let second = isn.wrapping_add(1 + 1448);
+        feed(&mut e, 5 * PS_PER_MS, Side::Snd, &build_tcp(40000, 5000, second, 0, ACK, 1448), &mut out);
+        // ACK of the first segment arrives at the sender 10 ms after its delivery + 10 ms.
+        let ack1 = isn.wrapping_add(1 + 1448);
+        feed(&mut e, 12 * PS_PER_MS, Side::Rcv, &build_tcp(5000, 40000, 1, ack1, ACK, 0), &mut out);
+        let ack_all = seq;
+        feed(&mut e, 13 * PS_PER_MS, Side::Rcv, &build_tcp(5000, 40000, 1, ack_all, ACK, 0), &mut out);
+        run(&mut e, 2_000 * PS_PER_MS, &mut out);
+        let fr = e.flow_reports();
+        assert_eq!(fr[0].payload_total, 4 * 1448);
+        assert_eq!(fr[0].payload_bytes, 4 * 1448);
+        // One sample only (the second ACK covers the retransmitted segment).
+        assert_eq!(fr[0].rtt.count(), 1);
+        let rtt = fr[0].rtt.min().unwrap();
+        // Sent at 1 ms (+1.5 µs serialisation +10 ms), ACK sent 12 ms, arrives 22 ms + 0.4 µs.
+        assert!((21_000..21_010).contains(&rtt), "{rtt}");
+    }
+
+    #[test]
+    fn random_loss_uses_the_simulators_stream() {
+        let mut c = cfg(1, 1_000_000_000, 100_000);
+        c.loss = 0.1;
+        let mut e = Engine::new(c);
+        e.start(0);
+        let mut out = Vec::new();
+        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        for k in 0..10_000u64 {
+            feed(&mut e, k * 20 * PS_PER_US, Side::Snd, &p, &mut out);
+        }
+        let mut rng = Rng::new(1, STREAM_BOTTLENECK_LOSS);
+        let expected = (0..10_000).filter(|_| rng.uniform() < 0.1).count() as u64;
+        assert_eq!(e.forward_port().random_drops, expected);
+        // ACKs (no payload) are never dropped at random.
+        for k in 0..100u64 {
+            feed(&mut e, (300 + k) * PS_PER_MS, Side::Snd, &build_tcp(40000, 5000, 1, 0, ACK, 0), &mut out);
+        }
+        assert_eq!(e.forward_port().random_drops, expected);
+    }
+
+    #[test]
+    fn late_delivery_is_measured_and_does_not_shift_the_schedule() {
+        let mut e = Engine::new(cfg(1, 12_000_000, 100));
+        e.start(0);
+        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        for _ in 0..3 {
+            let id = e.alloc();
+            e.buf_mut(id)[..p.len()].copy_from_slice(&p);
+            e.ingress(0, Side::Snd, id, p.len());
+        }
+        // The caller wakes up 50 ms late and delivers everything at once.
+        let mut at = Vec::new();
+        e.run_until(50 * PS_PER_MS, &mut |_, _| {
+            at.push(50 * PS_PER_MS);
+            50 * PS_PER_MS
+        });
+        assert_eq!(at.len(), 3);
+        let (late, _) = e.lateness();
+        assert_eq!(late.max(), Some(39_000_000)); // due at 11 ms, written at 50 ms
+        assert_eq!(late.min(), Some(37_000_000));
+    }
+}

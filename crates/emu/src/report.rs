@@ -1,0 +1,190 @@
+//! The emulator's output folder, read by `ccarena.emulate`:
+//!
+//! ```text
+//! emu.json                     scalars: per-flow and queue statistics, timing, columns index
+//! flows_trace.<name>.bin       per flow per interval: t_ns, flow, bottleneck_bytes
+//! queue_trace.<name>.bin       per interval: t_ns, backlog_bytes, backlog_pkts, drops, tx_bytes
+//! ```
+//!
+//! Columns are little-endian arrays with numpy dtype strings, the same form
+//! the simulator hands to Python.
+
+use crate::engine::Engine;
+use sim::hist::Histogram;
+use sim::Column;
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+/// Facts about the run that the engine does not know.
+pub struct RunInfo {
+    pub realtime: bool,
+    pub realtime_error: Option<String>,
+    pub spin_ns: u64,
+    pub wall_seconds: f64,
+    pub write_errors: u64,
+    pub read_packets: u64,
+    /// Duration of write(2) to a device, ns.
+    pub write_ns: Histogram,
+    /// Timer wake-up overshoot, ns.
+    pub wake_ns: Histogram,
+    /// Whether the CPUs were kept out of halt (PM QoS).
+    pub cpu_latency_qos: bool,
+    /// The CPU the emulator ran on, if pinned.
+    pub pinned_cpu: Option<usize>,
+}
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v}"),
+        _ => "null".into(),
+    }
+}
+
+fn string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `"<prefix>min": .., "<prefix>mean": .., p50, p99, max` of a histogram, scaled by `div`.
+fn quantiles(h: &Histogram, prefix: &str, unit: &str, div: f64) -> String {
+    let s = |v: Option<f64>| num(v.map(|x| x / div));
+    format!(
+        "\"{prefix}min_{unit}\": {}, \"{prefix}mean_{unit}\": {}, \"{prefix}p50_{unit}\": {}, \
+         \"{prefix}p99_{unit}\": {}, \"{prefix}max_{unit}\": {}, \"{prefix}count\": {}",
+        s(h.min().map(|v| v as f64)),
+        s(h.mean()),
+        s(h.quantile(0.5)),
+        s(h.quantile(0.99)),
+        s(h.max().map(|v| v as f64)),
+        h.count()
+    )
+}
+
+fn write_columns(dir: &Path, table: &str, cols: &[(&'static str, Column)]) -> io::Result<String> {
+    let mut index = Vec::new();
+    for (name, col) in cols {
+        let (dtype, bytes): (&str, Vec<u8>) = match col {
+            Column::U64(v) => ("<u8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::U32(v) => ("<u4", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Column::F64(v) => ("<f8", v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        };
+        let file = format!("{table}.{name}.bin");
+        std::fs::write(dir.join(&file), bytes)?;
+        index.push(format!("[{}, {}, {}]", string(name), string(dtype), string(&file)));
+    }
+    Ok(format!("[{}]", index.join(", ")))
+}
+
+/// Writes the output folder (created if missing).
+pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let (flow_cols, queue_cols) = engine.take_columns();
+    let flows_index = write_columns(dir, "flows_trace", &flow_cols)?;
+    let queue_index = write_columns(dir, "queue_trace", &queue_cols)?;
+
+    let reports = engine.flow_reports();
+    let n = engine.n_flows();
+    let flow_json = |i: usize| {
+        let r = &reports[i];
+        format!(
+            "{{\"id\": {i}, \"bottleneck_bytes\": {}, \"drops\": {}, \"payload_bytes\": {}, \
+             \"payload_total\": {}, {}}}",
+            r.bottleneck_bytes,
+            r.drops,
+            r.payload_bytes,
+            r.payload_total,
+            quantiles(&r.rtt, "rtt_", "us", 1.0)
+        )
+    };
+    let flows: Vec<String> = (0..n).map(flow_json).collect();
+    let other = flow_json(n);
+
+    let fwd = engine.forward_port();
+    let rev = engine.reverse_port();
+    let (qd, rqd) = engine.queue_delay();
+    let us = |v: Option<f64>| num(v.map(|x| x / 1000.0));
+    let queue = format!(
+        "{{\"arrivals\": {}, \"drops\": {}, \"random_drops\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \
+         \"max_backlog_pkts\": {}, \"reverse_drops\": {}, \"delay_mean_us\": {}, \"delay_p50_us\": {}, \
+         \"delay_p99_us\": {}, \"reverse_delay_p50_us\": {}, \"reverse_delay_p99_us\": {}}}",
+        fwd.arrivals,
+        fwd.drops,
+        fwd.random_drops,
+        fwd.tx_packets,
+        fwd.tx_bytes,
+        fwd.max_backlog_pkts,
+        rev.drops,
+        us(qd.mean()),
+        us(qd.quantile(0.5)),
+        us(qd.quantile(0.99)),
+        us(rqd.quantile(0.5)),
+        us(rqd.quantile(0.99)),
+    );
+    let c = engine.snapshot().unwrap_or_else(|| engine.conservation());
+    let conservation = format!(
+        "{{\"created\": {}, \"delivered\": {}, \"dropped\": {}, \"queued\": {}, \"in_flight\": {}}}",
+        c.created, c.delivered, c.dropped, c.queued, c.in_flight
+    );
+    let (late_f, late_r) = engine.lateness();
+    let timing = format!(
+        "{{\"realtime\": {}, \"realtime_error\": {}, \"cpu_latency_qos\": {}, \"cpu\": {}, \"spin_us\": {}, \"wall_seconds\": {}, \
+         \"write_errors\": {}, \"read_packets\": {}, \"not_ipv4\": {}, {}, {}, {}, {}}}",
+        info.realtime,
+        info.realtime_error.as_deref().map(string).unwrap_or_else(|| "null".into()),
+        info.cpu_latency_qos,
+        info.pinned_cpu.map(|c| c.to_string()).unwrap_or_else(|| "null".into()),
+        info.spin_ns as f64 / 1000.0,
+        num(Some(info.wall_seconds)),
+        info.write_errors,
+        info.read_packets,
+        engine.not_ipv4(),
+        quantiles(late_f, "lateness_", "us", 1000.0),
+        quantiles(late_r, "reverse_lateness_", "us", 1000.0),
+        quantiles(&info.write_ns, "write_", "us", 1000.0),
+        quantiles(&info.wake_ns, "wake_", "us", 1000.0),
+    );
+    let json = format!(
+        "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"conservation\": {},\n\
+         \"stats\": {{\"events\": {}, \"bottleneck_data_packets\": {}, \"engine_seconds\": {}}},\n\"timing\": {},\n\
+         \"columns\": {{\"flows_trace\": {}, \"queue_trace\": {}}}\n}}\n",
+        engine.finished(),
+        flows.join(",\n  "),
+        other,
+        queue,
+        conservation,
+        engine.events(),
+        engine.bottleneck_data_packets(),
+        num(Some(info.wall_seconds)),
+        timing,
+        flows_index,
+        queue_index,
+    );
+    let tmp = dir.join("emu.json.tmp");
+    std::fs::write(&tmp, json)?;
+    std::fs::rename(tmp, dir.join("emu.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+        assert_eq!(num(Some(f64::NAN)), "null");
+        assert_eq!(num(None), "null");
+        assert_eq!(num(Some(1.5)), "1.5");
+    }
+}

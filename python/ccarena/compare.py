@@ -1,0 +1,248 @@
+"""Simulation against the kernel: one experiment in both backends.
+
+``ccarena compare FILE`` (or :func:`compare`) runs the experiment in the
+simulator and on real Linux TCP through the link emulator, and writes one
+folder::
+
+    sim/           the simulated run (a normal result folder)
+    emu/           the emulated run (the same, plus the kernel facts in summary.json)
+    compare.json   the table of differences, per flow and overall
+    compare.txt    the same table as text (what the command prints)
+    compare.png    rate at the bottleneck and cwnd per flow, and the queue,
+                   simulated (solid) over emulated (dashed)
+
+The table gives, for each flow, goodput, mean RTT and retransmits, and for
+the link its utilisation: simulated, emulated, the difference emu − sim and
+the relative difference (emu − sim) / sim.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from . import _core
+from .results import Result, ResultExistsError, _make_temp_dir
+from .spec import Spec, SpecError
+
+__all__ = ["Comparison", "compare", "differences", "format_table"]
+
+QUANTITIES = (
+    ("goodput_mbps", "goodput", "Mbit/s"),
+    ("rtt_mean_ms", "mean RTT", "ms"),
+    ("retransmits", "retransmits", "pkts"),
+)
+
+
+@dataclass
+class Comparison:
+    """Both runs of one experiment and the table of their differences."""
+
+    sim: Result
+    emu: Result
+    table: list[dict[str, Any]]
+    path: Path | None = None
+
+    def text(self) -> str:
+        """The table as text."""
+        return format_table(self.table, self.sim.summary)
+
+
+def _row(quantity: str, unit: str, flow: str, cc: str, sim: float | None, emu: float | None) -> dict[str, Any]:
+    diff = None if sim is None or emu is None else emu - sim
+    rel = None if diff is None or sim is None or sim == 0 else diff / sim
+    return {
+        "quantity": quantity,
+        "unit": unit,
+        "flow": flow,
+        "cc": cc,
+        "sim": sim,
+        "emu": emu,
+        "diff": diff,
+        "rel": rel,
+    }
+
+
+def differences(sim: Mapping[str, Any], emu: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of the comparison table from two summaries (summary.json contents).
+
+    Per flow: goodput (Mbit/s), mean RTT (ms) and retransmits (packets);
+    then the link's utilisation. Each row has ``sim``, ``emu``, ``diff``
+    (emu − sim) and ``rel`` ((emu − sim) / sim, None when sim is 0).
+    """
+    rows = []
+    for key, label, unit in QUANTITIES:
+        for fs, fe in zip(sim["flows"], emu["flows"], strict=True):
+
+            def value(f: Mapping[str, Any], key: str = key) -> float | None:
+                if key == "goodput_mbps":
+                    return None if f["goodput_bps"] is None else f["goodput_bps"] / 1e6
+                v = f[key]
+                return None if v is None else float(v)
+
+            rows.append(_row(label, unit, str(fs["id"]), str(fs["cc"]), value(fs), value(fe)))
+    rows.append(_row("utilisation", "", "all", "", sim["utilization"], emu["utilization"]))
+    return rows
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def format_table(rows: list[dict[str, Any]], sim_summary: Mapping[str, Any] | None = None) -> str:
+    """The comparison table as aligned text."""
+    head = ("quantity", "flow", "cc", "sim", "emu", "emu-sim", "rel")
+    lines = [head]
+    for r in rows:
+        spec = ".3f" if r["quantity"] == "utilisation" else (".0f" if r["quantity"] == "retransmits" else ".2f")
+        name = f"{r['quantity']} ({r['unit']})" if r["unit"] else r["quantity"]
+        rel = "-" if r["rel"] is None else f"{100 * r['rel']:+.1f}%"
+        diff = "-" if r["diff"] is None else format(r["diff"], "+" + spec)
+        lines.append((name, r["flow"], r["cc"], _fmt(r["sim"], spec), _fmt(r["emu"], spec), diff, rel))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    out = []
+    for line in lines:
+        cells = [line[0].ljust(widths[0]), line[1].rjust(widths[1]), line[2].ljust(widths[2])]
+        cells += [c.rjust(w) for c, w in zip(line[3:], widths[3:], strict=True)]
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)
+
+
+def _series(result: Result, column: str) -> list[tuple[int, str, Any, Any]]:
+    df = result.flows
+    if df.empty or column not in df:
+        return []
+    out = []
+    for f in result.summary["flows"]:
+        sub = df[df["flow"] == f["id"]]
+        out.append((int(f["id"]), str(f["cc"]), sub["time_s"].to_numpy(float), sub[column].to_numpy(float)))
+    return out
+
+
+def figure(sim: Result, emu: Result) -> Figure:
+    """Rate at the bottleneck and cwnd per flow, and the queue backlog: sim solid, emu dashed."""
+    fig = Figure(figsize=(10, 8.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax_rate, ax_cwnd, ax_queue = fig.subplots(3, 1, sharex=True)
+    interval = float(sim.summary["interval_s"])
+    for result, style, tag in ((sim, "-", "sim"), (emu, "--", "emu")):
+        for fid, cc, t, v in _series(result, "rate_bps"):
+            if len(t):
+                edges = np.concatenate([[max(t[0] - interval, 0.0)], t])
+                ax_rate.stairs(
+                    v / 1e6,
+                    edges,
+                    baseline=None,
+                    color=f"C{fid % 10}",
+                    linestyle=style,
+                    linewidth=1.0,
+                    label=f"flow {fid} ({cc}) {tag}",
+                )
+        for fid, cc, t, v in _series(result, "cwnd_pkts"):
+            ax_cwnd.plot(t, v, color=f"C{fid % 10}", linestyle=style, linewidth=1.0, label=f"flow {fid} {tag}")
+        q = result.queue
+        if not q.empty:
+            ax_queue.plot(
+                q["time_s"].to_numpy(),
+                q["backlog_pkts"].to_numpy(float),
+                color="0.2",
+                linestyle=style,
+                linewidth=1.0,
+                label=f"backlog {tag}",
+            )
+    cap = sim.summary["bottleneck"]["rate_bps"] / 1e6
+    ax_rate.axhline(cap, color="0.5", linestyle=":", linewidth=0.8, label="capacity")
+    limit = sim.summary["bottleneck"].get("buffer_pkts")
+    if limit is not None:
+        ax_queue.axhline(limit, color="0.5", linestyle=":", linewidth=0.8, label="buffer")
+    ax_rate.set_ylabel("rate at bottleneck\n(Mbit/s)")
+    ax_cwnd.set_ylabel("cwnd\n(packets)")
+    ax_queue.set_ylabel("queue\n(packets)")
+    for ax in (ax_rate, ax_cwnd, ax_queue):
+        ax.set_ylim(bottom=0)
+        ax.grid(True, linewidth=0.3, alpha=0.6)
+        handles, labels = ax.get_legend_handles_labels()
+        if handles and len(handles) <= 26:
+            ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    ax_queue.set_xlabel("time (s)")
+    ax_queue.set_xlim(0, sim.summary["duration_s"])
+    kernel = emu.summary.get("emu", {}).get("kernel", {}).get("release", "?")
+    fig.suptitle(
+        f"{sim.summary['name']} (seed {sim.summary['seed']}): simulator (solid) vs Linux {kernel} (dashed)",
+        fontsize="medium",
+    )
+    return fig
+
+
+def compare(
+    spec: str | Path | Mapping[str, Any] | Spec,
+    *,
+    seed: int | None = None,
+    set: Mapping[str, Any] | None = None,
+    out: str | Path | None = None,
+    figure: bool = True,
+    **overrides: Any,
+) -> Comparison:
+    """Runs the experiment in the simulator and in the emulator and compares them.
+
+    Every algorithm must exist in both (the kernel's and ccarena's). With
+    ``out`` the folder described in this module is written (it must not
+    exist; it appears only when complete).
+    """
+    from . import emulate
+    from .runner import run
+
+    if isinstance(spec, Spec) and seed is None and not set and not overrides:
+        resolved = spec
+        emulate.check_spec(resolved)
+    else:
+        source = spec.resolved if isinstance(spec, Spec) else spec
+        resolved = emulate.load_spec(source, seed=seed, set=set, **overrides)
+    known = {str(a["name"]) for a in _core.cc_algorithms()}
+    for gi, g in enumerate(resolved.resolved["flows"]):
+        if g["cc"] not in known:
+            raise SpecError(
+                f"flows[{gi}].cc",
+                f'"{g["cc"]}" is not in the simulator (it has: {", ".join(sorted(known))}); compare needs both backends',
+            )
+    out_path = Path(out) if out is not None else None
+    if out_path is not None and (out_path.exists() or out_path.is_symlink()):
+        raise ResultExistsError(out_path)
+    emulate.check_environment()
+    sim = run(resolved)
+    emu = run(resolved, backend="emu")
+    cmp = Comparison(sim, emu, differences(sim.summary, emu.summary))
+    if out_path is not None:
+        _save(cmp, out_path, figure)
+    return cmp
+
+
+def _save(cmp: Comparison, out: Path, with_figure: bool) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _make_temp_dir(out.parent, out.name)
+    try:
+        cmp.sim.save(tmp / "sim", figure=with_figure)
+        cmp.emu.save(tmp / "emu", figure=with_figure)
+        doc = {"name": cmp.sim.summary["name"], "seed": cmp.sim.summary["seed"], "rows": cmp.table}
+        (tmp / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        (tmp / "compare.txt").write_text(cmp.text() + "\n", encoding="utf-8")
+        if with_figure:
+            figure(cmp.sim, cmp.emu).savefig(tmp / "compare.png", dpi=120)
+        if out.exists() or out.is_symlink():
+            raise ResultExistsError(out)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    cmp.path = out
+    cmp.sim.path = out / "sim"
+    cmp.emu.path = out / "emu"
