@@ -257,7 +257,8 @@ def _emu_line(summary: dict[str, Any]) -> str:
     return line
 
 
-def _cmd_run_emu(args: argparse.Namespace) -> int:
+def _load_emu_spec(args: argparse.Namespace) -> Any:
+    """The experiment for an emulated run, or None after printing why it cannot run here."""
     from . import emulate
 
     try:
@@ -266,6 +267,15 @@ def _cmd_run_emu(args: argparse.Namespace) -> int:
         emulate.check_environment()
     except (SpecError, emulate.EmuUnavailable) as e:
         _error(str(e))
+        return None
+    return spec
+
+
+def _cmd_run_emu(args: argparse.Namespace) -> int:
+    from . import emulate
+
+    spec = _load_emu_spec(args)
+    if spec is None:
         return EXIT_USAGE
     out = Path(args.out) if args.out else default_out_dir(f"{spec.name}-emu", spec.seed)
     try:
@@ -288,12 +298,8 @@ def _cmd_run_emu(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from . import emulate
 
-    try:
-        overrides = _parse_sets(args.overrides)
-        spec = emulate.load_spec(args.file, seed=args.seed, set=overrides)
-        emulate.check_environment()
-    except (SpecError, emulate.EmuUnavailable) as e:
-        _error(str(e))
+    spec = _load_emu_spec(args)
+    if spec is None:
         return EXIT_USAGE
     out = Path(args.out) if args.out else default_out_dir(f"{spec.name}-compare", spec.seed)
     try:
