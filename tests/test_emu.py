@@ -319,3 +319,36 @@ def test_compare_runs_the_scaled_down_quickstart_in_both_backends(tmp_path: Path
     assert [f["cc"] for f in emu["flows"]] == ["cubic", "cubic", "reno"]
     assert emu["flows"][2]["start_s"] == 20.0
     assert_clean()
+
+
+def test_hystart_splits_two_cubic_flows_as_the_kernel_does() -> None:
+    """Two CUBIC flows started together (100 Mbit/s, 50 ms, 1 BDP, 10 s).
+
+    HyStart ends the second flow's slow start at about a third of the
+    first flow's window (the first flow's queue reads as a delay increase),
+    so the flows leave slow start unequal and share the link about 72:28
+    over the first 10 s. The simulator must reproduce the kernel's split:
+    each flow's largest cwnd within 10 % and the smaller flow's share of
+    the bottleneck within 4 points.
+    """
+    exp = experiment("100Mbps", "50ms", "1bdp", "10s", count=2)
+    sim = ccarena.run(exp)
+
+    def split(r: ccarena.Result) -> tuple[list[float], float]:
+        f = r.flows
+        peaks = sorted(f[f["t_ns"] <= 3e9].groupby("flow")["cwnd_pkts"].max().tolist())
+        per_flow = f.groupby("flow")["bottleneck_bytes"].sum()
+        return peaks, float(per_flow.min() / per_flow.sum())
+
+    sim_peaks, sim_share = split(sim)
+    assert sim_share < 0.35, f"the simulated flows left slow start alike: {sim_peaks}, share {sim_share:.3f}"
+
+    def check() -> None:
+        emu_peaks, emu_share = split(ccarena.run(exp, backend="emu"))
+        msg = f"peak cwnd sim {sim_peaks} kernel {emu_peaks}; smaller share sim {sim_share:.3f} kernel {emu_share:.3f}"
+        for s, k in zip(sim_peaks, emu_peaks):
+            assert abs(s / k - 1) <= 0.10, msg
+        assert abs(sim_share - emu_share) <= 0.04, msg
+
+    attempts(3, check)
+    assert_clean()

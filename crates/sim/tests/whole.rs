@@ -46,10 +46,15 @@ fn two_reno_flows_share_fairly() {
 /// at a third of the first flow's window, and with losses synchronised by
 /// the DropTail queue CUBIC's fast convergence closes the gap over several
 /// 7 s congestion epochs, which takes longer than 60 s here (the shares reach
-/// 47:53 by 100–120 s). Kept as a failing check until the cause is settled
-/// against the Linux kernel through the emulator.
+/// 47:53 by 100–120 s). Linux does the same: the kernel's CUBIC through the
+/// emulator on this path gave 0.902 and 0.942 in two runs, with the same
+/// slow-start exits (peak cwnd 646/225 against the simulator's 646/222;
+/// `test_emu.py` checks that split against the kernel). With HyStart off
+/// both pass (kernel 0.999, simulator 0.962). The 0.95 target is therefore
+/// not what Linux's default CUBIC reaches in 60 s on this path; the check is
+/// kept, ignored, with these figures.
 #[test]
-#[ignore = "CUBIC two-flow Jain index is 0.933 at 60 s (target 0.95)"]
+#[ignore = "CUBIC two-flow Jain index is 0.933 at 60 s (target 0.95; the kernel gives 0.90-0.94)"]
 fn two_cubic_flows_share_fairly() {
     let j = two_flow_jain("cubic");
     assert!(j >= 0.95, "cubic: Jain index {j:.4}");
