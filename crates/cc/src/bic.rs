@@ -290,15 +290,11 @@ impl CongestionControl for Bic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::{AckSample, INFINITE_SSTHRESH};
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(1448, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp.now_us = 10_000_000;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 10_000_000)
     }
 
     /// BIC with one ACK per packet measured (delayed_ack = 16), W_max set.

@@ -406,21 +406,17 @@ impl CongestionControl for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::INFINITE_SSTHRESH;
 
     const MSS: u32 = 1448;
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(MSS, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp.now_us = 1_000_000;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 1_000_000)
     }
 
     fn ack(rtt_us: i64) -> AckSample {
-        AckSample { acked: 1, rtt_us, ..Default::default() }
+        testkit::rtt_ack(rtt_us)
     }
 
     fn compound() -> Compound {
@@ -558,24 +554,9 @@ mod tests {
         assert_eq!((c.cwnd, c.dwnd), (40, 0));
     }
 
-    /// Fluid path: `bdp` packets in the pipe, the rest queued; returns the
-    /// queue of the round or None when the buffer overflows.
+    /// One round on a fluid path (`testkit::FluidPath`); None on overflow.
     fn round(c: &mut Compound, tp: &mut Sock, base_us: u64, bdp: u32, buffer: u32) -> Option<u32> {
-        let w = tp.snd_cwnd;
-        let queue = w.saturating_sub(bdp);
-        if queue > buffer {
-            return None;
-        }
-        let rtt = base_us + base_us * queue as u64 / bdp as u64;
-        tp.max_packets_out = w;
-        for _ in 0..w {
-            tp.now_us += rtt / w as u64;
-            tp.snd_una += MSS as u64;
-            tp.snd_nxt = tp.snd_una + tp.snd_cwnd as u64 * MSS as u64;
-            c.pkts_acked(tp, &ack(rtt as i64 - 1));
-            c.cong_avoid(tp, 1);
-        }
-        Some(queue)
+        testkit::FluidPath { base_us, bdp, buffer, sample_bias_us: -1 }.round(c, tp)
     }
 
     // Narrative: a 2000-packet pipe with a 1000-packet buffer, γ fixed at 30.

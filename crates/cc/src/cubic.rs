@@ -772,6 +772,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::{AckSample, INFINITE_SSTHRESH};
 
     const MSS: u32 = 1448;
@@ -781,16 +782,11 @@ mod tests {
     }
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(MSS, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp.now_us = 10 * USEC_PER_SEC;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 10 * USEC_PER_SEC)
     }
 
     fn ack(rtt_us: i64) -> AckSample {
-        AckSample { acked: 1, rtt_us, ..Default::default() }
+        testkit::rtt_ack(rtt_us)
     }
 
     #[test]

@@ -276,21 +276,17 @@ impl CongestionControl for Fast {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::INFINITE_SSTHRESH;
 
     const MSS: u32 = 1448;
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(MSS, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp.now_us = 1_000_000;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 1_000_000)
     }
 
     fn ack(rtt_us: i64) -> AckSample {
-        AckSample { acked: 1, rtt_us, ..Default::default() }
+        testkit::rtt_ack(rtt_us)
     }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -403,24 +399,9 @@ mod tests {
         }
     }
 
-    /// Fluid path as in vegas.rs: `bdp` packets fill the pipe, the excess is
-    /// queued (buffer `buffer`); one round = one window of ACKs.
+    /// One round on a fluid path (`testkit::FluidPath`); None on overflow.
     fn round(f: &mut Fast, tp: &mut Sock, base_us: u64, bdp: u32, buffer: u32) -> Option<u32> {
-        let w = tp.snd_cwnd;
-        let queue = w.saturating_sub(bdp);
-        if queue > buffer {
-            return None;
-        }
-        let rtt = base_us + base_us * queue as u64 / bdp as u64;
-        tp.max_packets_out = w;
-        for _ in 0..w {
-            tp.now_us += rtt / w as u64;
-            tp.snd_una += MSS as u64;
-            tp.snd_nxt = tp.snd_una + tp.snd_cwnd as u64 * MSS as u64;
-            f.pkts_acked(tp, &ack(rtt as i64));
-            f.cong_avoid(tp, 1);
-        }
-        Some(queue)
+        testkit::FluidPath { base_us, bdp, buffer, sample_bias_us: 0 }.round(f, tp)
     }
 
     // Narrative: α = 50 on a 500-packet pipe. Slow start from IW10 ends on

@@ -371,15 +371,11 @@ impl CongestionControl for Htcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::AckSample;
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(1448, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp.now_us = 100_000_000;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 100_000_000)
     }
 
     /// α after Δ seconds since the congestion event, for RTT_min and β given.

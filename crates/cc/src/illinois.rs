@@ -294,20 +294,17 @@ impl CongestionControl for Illinois {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::AckSample;
 
     const MSS: u64 = 1448;
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(MSS as u32, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 0)
     }
 
     fn ack(rtt_us: i64) -> AckSample {
-        AckSample { acked: 1, rtt_us, ..Default::default() }
+        testkit::rtt_ack(rtt_us)
     }
 
     /// Illinois with base RTT 50 ms and max RTT 150 ms seen (d_m = 100 ms),

@@ -34,6 +34,8 @@ pub mod registry;
 pub mod reno;
 pub mod scalable;
 pub mod sqrt;
+#[cfg(test)]
+mod testkit;
 pub mod vegas;
 pub mod westwood;
 

@@ -255,6 +255,7 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::INFINITE_SSTHRESH;
 
     const MSS: u32 = 1448;
@@ -264,16 +265,11 @@ mod tests {
     }
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(MSS, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp.now_us = 1_000_000;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 1_000_000)
     }
 
     fn ack(rtt_us: i64) -> AckSample {
-        AckSample { acked: 1, rtt_us, ..Default::default() }
+        testkit::rtt_ack(rtt_us)
     }
 
     /// One per-RTT Vegas decision with the state set directly (baseRTT and
@@ -418,37 +414,6 @@ mod tests {
         assert!(v.doing_vegas_now);
     }
 
-    /// A fluid path for narrative tests: `bdp` packets fill the pipe, the rest
-    /// wait in a queue of at most `buffer` packets drained at `bdp` packets
-    /// per base RTT. One round = one window of ACKs, spread over the round's
-    /// RTT, each with an RTT sample. Returns (cwnd, queue) after each round
-    /// and whether the buffer overflowed (the caller handles the loss).
-    struct Path {
-        base_us: u64,
-        bdp: u32,
-        buffer: u32,
-    }
-
-    impl Path {
-        /// Runs one round; returns the queue the round saw, or None on overflow.
-        fn round(&self, v: &mut Vegas, tp: &mut Sock) -> Option<u32> {
-            let w = tp.snd_cwnd;
-            let queue = w.saturating_sub(self.bdp);
-            if queue > self.buffer {
-                return None;
-            }
-            let rtt = self.base_us + self.base_us * queue as u64 / self.bdp as u64;
-            tp.max_packets_out = w;
-            for _ in 0..w {
-                tp.now_us += rtt / w as u64;
-                tp.snd_una += MSS as u64;
-                tp.snd_nxt = tp.snd_una + tp.snd_cwnd as u64 * MSS as u64;
-                v.pkts_acked(tp, &ack(rtt as i64 - 1));
-                v.cong_avoid(tp, 1);
-            }
-            Some(queue)
-        }
-    }
 
     // Narrative: slow start from IW10 on a 100-packet pipe. Vegas leaves
     // slow start on its own (no loss), but as in Linux late: the decision at
@@ -460,7 +425,7 @@ mod tests {
     // cwnd (Reno), and Vegas climbs back to the same band by +1 per RTT.
     #[test]
     fn narrative_slow_start_steady_state_loss() {
-        let path = Path { base_us: 100_000, bdp: 100, buffer: 250 };
+        let path = testkit::FluidPath { base_us: 100_000, bdp: 100, buffer: 250, sample_bias_us: -1 };
         let mut v = vegas();
         let mut tp = sock(10, INFINITE_SSTHRESH);
         tp.snd_nxt = 10 * MSS as u64;

@@ -248,17 +248,13 @@ impl CongestionControl for Westwood {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::{CaState, INFINITE_SSTHRESH};
 
     const MSS: u32 = 1448;
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(MSS, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp.now_us = 1_000_000;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 1_000_000)
     }
 
     fn ack(acked: u32, rtt_us: i64) -> AckSample {
