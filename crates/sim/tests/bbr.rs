@@ -232,16 +232,17 @@ fn v1_keeps_goodput_under_random_loss() {
 /// BBR v3 tolerates loss below its 2 % threshold: ≥ 80 % of the link at
 /// 1 % Bernoulli loss (100 Mbit/s, 40 ms, 1 BDP).
 ///
-/// Measured: 78.8 %. In CRUISE every round with a loss cuts bw_lo and
-/// inflight_lo to max(latest round's delivery, 0.7 × bound) (bbr.md §10);
-/// with 1 % loss nearly every round has a loss, and in this noise-free
-/// simulator the latest round's maximum delivery rate is the paced rate
-/// less the 1 % pacing margin and the lost packets, so the bounds fall by
-/// about 1–2 % per round until the next REFILL (≤ 63 rounds, 2.5 s), and
-/// per-flight loss above 2 % in UP (random bunching at 1 %) lowers
-/// inflight_hi. Kept as a failing check.
+/// Measured: 81.96 %, no timeouts. Lost retransmissions are found by RACK
+/// (as in Linux) rather than by the retransmission timer; without it this
+/// run had 21 timeouts and 78.8 %. What remains below the link is v3's own
+/// loss response: in CRUISE each round with a loss lowers bw_lo and
+/// inflight_lo to max(latest round's delivery, 0.7 × bound), and with 1 %
+/// loss nearly every round has one, so the bounds fall by about 0.5 % per
+/// round until the next REFILL (2–3 s). The figure depends on where the
+/// random probe waits fall: with seeds 1–6 instead of 7 this run gives
+/// 75.3–81.2 % (mean of seeds 1–7: 78.4 %, against 77.1 % before RACK), so
+/// the margin is small.
 #[test]
-#[ignore = "BBR v3 keeps 78.8 % of the link at 1 % loss (target >= 80 %)"]
 fn v3_keeps_goodput_under_low_random_loss() {
     let g1 = lossy_goodput("bbr3", 0.01);
     assert!(g1 >= 0.80, "goodput at 1%: {:.2}%", g1 * 100.0);
