@@ -155,16 +155,24 @@ const SNAPSHOT_V1: &[(u8, u64)] =
 /// bbr.md BV5: from IW 10 on 100 Mbit/s, 40 ms (BDP 333 packets of 1500
 /// bytes), Startup should end within log2(BDP / IW) + 4 = 9.06 rounds.
 ///
-/// Measured: Startup ends at round 11 (0.62 s). The delivery-rate samples
-/// of the first flights grow slower than 2× per round — the second flight
-/// is paced at 2.89 × the first flight's 10 packets/RTT and the rate
-/// samples measure each flight from the send time of a packet of the
-/// flight before (draft-cheng's send-phase rule) — so the bw estimate
-/// reaches the link rate at round 8, not round 6, and the 3-round plateau
-/// test then ends Startup at round 11. The same estimator and gains are in
-/// Linux; kept as a failing check until compared with a kernel trace.
+/// Measured: Startup ends at round 11 (0.624 s), and so does Linux's: the
+/// same path through the emulation backend (kernel 6.18 `bbr`, 1 BDP
+/// DropTail, TCP_INFO every 1 ms) drops its pacing rate to the Drain gain
+/// at 0.621 and 0.622 s in two runs, where this run's round 11 begins, and
+/// its bw estimate follows this one within a few percent all the way
+/// (e.g. 9.9 vs 9.6 Mbit/s at 166 ms, 75 vs 74 at 286 ms). BV5's count
+/// assumes the estimate doubles from the first round; in both the first
+/// rounds grow more slowly (round-start samples 2.3, 2.9, 5.9, 9.0 Mbit/s):
+/// round 1 measures the initial window over a whole RTT, and round 2's
+/// flight is 20 packets paced at 2.89 × that. From round 3 the estimate
+/// doubles per round, reaches 72.7 Mbit/s at round 7 — just under
+/// 96.5 / 1.25 — and the link rate at round 8, so the three flat rounds
+/// end Startup at round 11. (Linux also takes an RTT sample from the
+/// handshake, which this simulator does not model; with one, this run
+/// leaves Startup at round 10, 0.538 s: still above the target, and
+/// earlier than the kernel.) Kept as a failing check of the target.
 #[test]
-#[ignore = "BBR v1 Startup lasts 11 rounds (target <= 9)"]
+#[ignore = "BBR v1 Startup lasts 11 rounds, as in the Linux kernel (target <= 9)"]
 fn v1_startup_exits_within_log2_bdp_plus_4_rounds() {
     let mut cfg = dumbbell(LINK_MBPS, 40, 1.0, 2, vec![bbr_flow("bbr", 40)]);
     cfg.interval_ns = 1_000_000;
@@ -232,16 +240,17 @@ fn v1_keeps_goodput_under_random_loss() {
 /// BBR v3 tolerates loss below its 2 % threshold: ≥ 80 % of the link at
 /// 1 % Bernoulli loss (100 Mbit/s, 40 ms, 1 BDP).
 ///
-/// Measured: 78.8 %. In CRUISE every round with a loss cuts bw_lo and
-/// inflight_lo to max(latest round's delivery, 0.7 × bound) (bbr.md §10);
-/// with 1 % loss nearly every round has a loss, and in this noise-free
-/// simulator the latest round's maximum delivery rate is the paced rate
-/// less the 1 % pacing margin and the lost packets, so the bounds fall by
-/// about 1–2 % per round until the next REFILL (≤ 63 rounds, 2.5 s), and
-/// per-flight loss above 2 % in UP (random bunching at 1 %) lowers
-/// inflight_hi. Kept as a failing check.
+/// Measured: 81.96 %, no timeouts. Lost retransmissions are found by RACK
+/// (as in Linux) rather than by the retransmission timer; without it this
+/// run had 21 timeouts and 78.8 %. What remains below the link is v3's own
+/// loss response: in CRUISE each round with a loss lowers bw_lo and
+/// inflight_lo to max(latest round's delivery, 0.7 × bound), and with 1 %
+/// loss nearly every round has one, so the bounds fall by about 0.5 % per
+/// round until the next REFILL (2–3 s). The figure depends on where the
+/// random probe waits fall: with seeds 1–6 instead of 7 this run gives
+/// 75.3–81.2 % (mean of seeds 1–7: 78.4 %, against 77.1 % before RACK), so
+/// the margin is small.
 #[test]
-#[ignore = "BBR v3 keeps 78.8 % of the link at 1 % loss (target >= 80 %)"]
 fn v3_keeps_goodput_under_low_random_loss() {
     let g1 = lossy_goodput("bbr3", 0.01);
     assert!(g1 >= 0.80, "goodput at 1%: {:.2}%", g1 * 100.0);

@@ -13,10 +13,22 @@
 //!                                          timer backs off ×2 up to 120 s
 //! ```
 //!
+//! A retransmission that is lost again is found by RACK's time rule (RFC
+//! 8985 §6.2, Linux `tcp_rack_detect_loss`): once a segment sent after it
+//! has been delivered and the latest RTT (plus the reordering window) has
+//! passed since it left, it is marked lost and sent once more, instead of
+//! waiting for the retransmission timer. Original transmissions are judged by
+//! the RFC 6675 rule above; there is no RACK reordering timer and no
+//! tail-loss probe, so a lost retransmission is found on the next ACK after
+//! its deadline, and a loss at the very end of a flight still waits for the
+//! RTO.
+//!
 //! Sequence numbers are segment indices: segment k carries bytes
 //! [k·MSS, (k+1)·MSS) (the last segment of a fixed-size transfer may be
 //! shorter). The scoreboard is a ring over [snd_una, snd_nxt) that grows to
 //! the largest window and is then reused, so steady state allocates nothing.
+
+use std::collections::VecDeque;
 
 use super::rtt::{RttEstimator, RTO_MAX_US};
 use crate::event::{Time, PS_PER_NS, PS_PER_S, PS_PER_US};
@@ -127,6 +139,18 @@ pub struct Sender {
     lost_hi: u64,
     /// No lost, unretransmitted segment lies below this.
     rtx_hint: u64,
+    /// Retransmissions in the order they were sent, (segment, send time),
+    /// for RACK (SACK recovery only); entries whose segment has since been
+    /// delivered, resent or marked lost are dropped when they reach the
+    /// front (Linux walks its `tsorted_sent_queue` the same way).
+    rtx_sent: VecDeque<(u64, Time)>,
+    /// RACK (RFC 8985 §6.2, Linux `tp->rack`): send time and sequence of the
+    /// most recently sent segment delivered so far, the RTT of the latest
+    /// delivery that updated RACK, ps, and whether this ACK updated it.
+    rack_xmit: Time,
+    rack_end: u64,
+    rack_rtt: Time,
+    rack_advanced: bool,
     prr_delivered: u32,
     prr_out: u32,
     dupacks: u32,
@@ -169,6 +193,7 @@ pub struct Sender {
 /// The allocations a sender owns, handed from one connection to the next.
 struct SenderBuffers {
     ring: Vec<Seg>,
+    rtx_sent: VecDeque<(u64, Time)>,
     sacked: Vec<(u64, u64)>,
     out: Vec<Packet>,
     rtt_hist: Histogram,
@@ -178,6 +203,7 @@ impl Sender {
     pub fn new(id: u32, cfg: SenderConfig, cc: AnyCc) -> Sender {
         let bufs = SenderBuffers {
             ring: vec![Seg::default(); 64],
+            rtx_sent: VecDeque::with_capacity(16),
             sacked: Vec::with_capacity(16),
             out: Vec::with_capacity(64),
             rtt_hist: Histogram::new(),
@@ -190,11 +216,13 @@ impl Sender {
     pub fn reinit(&mut self, id: u32, cfg: SenderConfig, cc: AnyCc) {
         let mut bufs = SenderBuffers {
             ring: std::mem::take(&mut self.ring),
+            rtx_sent: std::mem::take(&mut self.rtx_sent),
             sacked: std::mem::take(&mut self.sacked),
             out: std::mem::take(&mut self.out),
             rtt_hist: std::mem::take(&mut self.rtt_hist),
         };
         bufs.sacked.clear();
+        bufs.rtx_sent.clear();
         bufs.out.clear();
         bufs.rtt_hist.clear();
         *self = Sender::with_buffers(id, cfg, cc, bufs);
@@ -222,6 +250,11 @@ impl Sender {
             lost_hint: 0,
             lost_hi: 0,
             rtx_hint: 0,
+            rtx_sent: bufs.rtx_sent,
+            rack_xmit: 0,
+            rack_end: 0,
+            rack_rtt: 0,
+            rack_advanced: false,
             prr_delivered: 0,
             prr_out: 0,
             dupacks: 0,
@@ -466,6 +499,9 @@ impl Sender {
             let keep = s.flags & (LOST | SACKED);
             *s = Seg { flags: stamp.flags | keep | RETRANS | EVER_RETRANS, ..stamp };
             self.tp.retrans_out += 1;
+            if self.cfg.recovery == Recovery::Prr {
+                self.rtx_sent.push_back((k, now));
+            }
             self.stats.retrans_pkts += 1;
         } else {
             *self.seg_mut(k) = stamp;
@@ -515,6 +551,78 @@ impl Sender {
         }
     }
 
+    /// Linux `tcp_rack_advance` (RFC 8985 §6.2 step 2): segment k, sent at
+    /// `s.tx_time`, was just delivered. A retransmitted segment delivered
+    /// sooner than min_rtt after its last transmission may be the original's
+    /// ACK, so it does not move RACK.
+    #[inline]
+    fn rack_advance(&mut self, now: Time, k: u64, s: &Seg) {
+        let rtt = now - s.tx_time;
+        if s.flags & EVER_RETRANS != 0
+            && self.tp.min_rtt_us != u64::MAX
+            && rtt < self.tp.min_rtt_us * PS_PER_US
+        {
+            return;
+        }
+        self.rack_advanced = true;
+        self.rack_rtt = rtt;
+        if s.tx_time > self.rack_xmit || (s.tx_time == self.rack_xmit && k > self.rack_end) {
+            self.rack_xmit = s.tx_time;
+            self.rack_end = k;
+        }
+    }
+
+    /// Linux `tcp_rack_reo_wnd`: the reordering window, ps. The simulated
+    /// paths never reorder (Linux's `reord_seen` stays 0), so it is zero in
+    /// recovery or once three segments are SACKed, else min(min_rtt/4, srtt).
+    fn rack_reo_wnd(&self) -> Time {
+        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= 3 || self.tp.min_rtt_us == u64::MAX {
+            return 0;
+        }
+        (self.tp.min_rtt_us / 4).min(self.tp.srtt_us) * PS_PER_US
+    }
+
+    /// Linux `tcp_rack_mark_lost` for retransmissions (RFC 8985 §6.2 step
+    /// 5): a retransmission still in flight is lost if a segment sent after
+    /// it has been delivered and RACK.rtt + reo_wnd has passed since it was
+    /// sent. It is marked lost again (Linux `tcp_mark_skb_lost`: it stays
+    /// counted in `lost_out`, leaves `retrans_out`, and `tp.lost` and the
+    /// algorithm hear of it) so recovery sends it once more. Returns the
+    /// number marked.
+    fn rack_mark_lost_retrans(&mut self, now: Time) -> u32 {
+        if !self.rack_advanced {
+            return 0;
+        }
+        self.rack_advanced = false;
+        if self.rtx_sent.is_empty() {
+            return 0;
+        }
+        let reo_wnd = self.rack_reo_wnd();
+        let mut newly = 0;
+        // In send order, so the first retransmission that is not yet lost
+        // ends the walk: every later one was sent later still.
+        while let Some(&(k, tx)) = self.rtx_sent.front() {
+            let in_flight = k >= self.una && {
+                let s = self.seg(k);
+                s.flags & RETRANS != 0 && s.tx_time == tx
+            };
+            if in_flight {
+                let sent_before = tx < self.rack_xmit || (tx == self.rack_xmit && k < self.rack_end);
+                if !sent_before || now < tx + self.rack_rtt + reo_wnd {
+                    break;
+                }
+                self.seg_mut(k).flags &= !RETRANS;
+                self.tp.retrans_out -= 1;
+                self.tp.lost += 1;
+                self.rtx_hint = self.rtx_hint.min(k);
+                self.notify_lost(k);
+                newly += 1;
+            }
+            self.rtx_sent.pop_front();
+        }
+        newly
+    }
+
     /// Processes an ACK carrying cumulative ACK `cum` (segments), SACK blocks and an ECN echo.
     pub fn on_ack(&mut self, now: Time, pkt: &Packet) {
         if self.finished() {
@@ -539,6 +647,7 @@ impl Sender {
             } else {
                 acked_sacked += 1;
                 self.rate_delivered(s, &mut rs, &mut newest);
+                self.rack_advance(now, k, &s);
                 if s.flags & EVER_RETRANS == 0 {
                     rtt_from = Some(rtt_from.map_or(s.tx_time, |t: Time| t.max(s.tx_time)));
                 }
@@ -573,7 +682,7 @@ impl Sender {
                 let (s, e) = pkt.sack[b];
                 let (s, e) = (s.max(self.una), e.min(self.nxt));
                 if s < e {
-                    acked_sacked += self.sack_range(s, e, &mut rs, &mut newest, &mut rtt_from);
+                    acked_sacked += self.sack_range(now, s, e, &mut rs, &mut newest, &mut rtt_from);
                 }
             }
         }
@@ -585,7 +694,8 @@ impl Sender {
                 self.tp.delivered_ce += acked_sacked as u64;
             }
         }
-        let newly_lost = if self.cfg.recovery == Recovery::Prr { self.mark_lost_sack() } else { 0 };
+        let newly_lost =
+            if self.cfg.recovery == Recovery::Prr { self.mark_lost_sack() + self.rack_mark_lost_retrans(now) } else { 0 };
 
         // RTT.
         let mut rtt_us: i64 = -1;
@@ -684,6 +794,7 @@ impl Sender {
     /// Marks [s, e) SACKed where it is not yet; returns the count newly SACKed.
     fn sack_range(
         &mut self,
+        now: Time,
         s: u64,
         e: u64,
         rs: &mut RateSample,
@@ -717,6 +828,7 @@ impl Sender {
                 self.tp.sacked_out += 1;
                 newly += 1;
                 self.rate_delivered(seg, rs, newest);
+                self.rack_advance(now, k, &seg);
                 if f & EVER_RETRANS == 0 {
                     *rtt_from = Some(rtt_from.map_or(seg.tx_time, |t| t.max(seg.tx_time)));
                 }
@@ -969,6 +1081,7 @@ impl Sender {
             self.seg_mut(k).flags = nf;
         }
         self.tp.retrans_out = 0;
+        self.rtx_sent.clear();
         self.lost_hint = self.nxt;
         self.lost_hi = self.nxt;
         self.rtx_hint = self.una;
@@ -1176,6 +1289,53 @@ mod tests {
         s.on_rto(s.timers[T_RTO]);
         assert_eq!(s.tp.snd_ssthresh, 20, "a repeated timeout does not reduce ssthresh again");
         assert_eq!(s.stats.timeouts, 2);
+    }
+
+    // RFC 8985 §6.2 (Linux tcp_rack_detect_loss): a retransmission that is
+    // lost again is found as soon as a segment sent after it is delivered
+    // (in recovery the reordering window is 0), and is sent a third time
+    // without waiting for the retransmission timer. Segments 0..10 leave at
+    // t = 0 and segment 0 is lost; SACKs of 1, 2, 3 at 100, 101, 102 ms start
+    // recovery and resend 0 at 102 ms. SACKs of the originals 4..9 (sent
+    // before that retransmission) do not condemn it; PRR sends new segments
+    // from 10 on. When a segment sent after the retransmission is SACKed
+    // one RTT later and the retransmission is not, it is lost again.
+    #[test]
+    fn rack_detects_lost_retransmission() {
+        let mut s = sender(Recovery::Prr, 10);
+        assert_eq!(sent(&mut s).len(), 10);
+        let mut new_segs = vec![];
+        for k in 1..10u64 {
+            let t = (99 + k) * PS_PER_MS;
+            s.on_ack(t, &ack(0, &[(1, k + 1)]));
+            for (seg, rtx) in sent(&mut s) {
+                if rtx {
+                    assert_eq!((seg, k), (0, 3), "segment 0 resent on the third SACK");
+                } else {
+                    new_segs.push((seg, t));
+                }
+            }
+            if k >= 3 {
+                assert_eq!(s.tp.retrans_out, 1, "the retransmission is still in flight after {k} SACKs");
+            }
+        }
+        assert_eq!(s.stats.retrans_pkts, 1);
+        // Segment 10 left at 100 ms, before the retransmission; its SACK
+        // does not condemn it either.
+        assert_eq!(new_segs[0], (10, 100 * PS_PER_MS));
+        s.on_ack(200 * PS_PER_MS, &ack(0, &[(1, 11)]));
+        assert!(sent(&mut s).iter().all(|&(_, rtx)| !rtx));
+        assert_eq!(s.tp.retrans_out, 1);
+        // The first segment sent after it (PRR releases segment 12 at 104
+        // ms) is SACKed an RTT later: the retransmission is lost again.
+        let &(first, t1) = new_segs.iter().find(|&&(_, t)| t > 102 * PS_PER_MS).unwrap();
+        assert_eq!((first, t1), (12, 104 * PS_PER_MS));
+        s.on_ack(t1 + 100 * PS_PER_MS, &ack(0, &[(1, first + 1)]));
+        assert_eq!(sent(&mut s).first(), Some(&(0, true)), "segment 0 sent a third time");
+        assert_eq!(s.stats.retrans_pkts, 2);
+        assert_eq!(s.tp.retrans_out, 1);
+        assert_eq!(s.tp.lost, 2, "the original and the first retransmission");
+        assert_eq!(s.stats.timeouts, 0);
     }
 
     // bbr.md §3 test vector, reproduced through the sender: the newest packet
