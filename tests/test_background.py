@@ -143,14 +143,15 @@ def test_a_source_keeps_its_draws_when_another_is_added() -> None:
     [
         (0.01, {"model": "gilbert", "p_gb": 0.01, "p_bg": 0.2, "loss_bad": 0.5}),
         ({"model": "gilbert", "p_gb": 0.002, "p_bg": 0.1}, {"model": "bernoulli", "p": 0.02}),
+        ({"model": "periodic", "p": 0.004}, {"model": "periodic", "p": 0.01}),
     ],
-    ids=["bernoulli-forward", "gilbert-forward"],
+    ids=["bernoulli-forward", "gilbert-forward", "periodic-forward"],
 )
 def test_random_loss_matches_its_stationary_rate(forward: Any, reverse: Any) -> None:
     def stationary(loss: Any) -> float:
         if not isinstance(loss, dict):
             return float(loss)
-        if loss["model"] == "bernoulli":
+        if loss["model"] in ("bernoulli", "periodic"):
             return float(loss["p"])
         pi_bad = loss["p_gb"] / (loss["p_gb"] + loss["p_bg"])
         return pi_bad * loss.get("loss_bad", 1.0) + (1 - pi_bad) * loss.get("loss_good", 0.0)

@@ -466,6 +466,30 @@ BAD_FILES: list[tuple[str, str, str]] = [
         "topology.bottleneck.loss: expected a probability in [0, 1), got 1.0",
     ),
     (
+        "periodic-loss-zero",
+        """\
+        duration = "5s"
+        [topology]
+        rtt = "20ms"
+        bottleneck = { rate = "20Mbps", buffer = "1bdp", loss = { model = "periodic", p = 0.0 } }
+        [[flows]]
+        cc = "reno"
+        """,
+        "topology.bottleneck.loss.p: expected a number in (0, 1), got 0.0",
+    ),
+    (
+        "periodic-loss-without-p",
+        """\
+        duration = "5s"
+        [topology]
+        rtt = "20ms"
+        bottleneck = { rate = "20Mbps", buffer = "1bdp", loss = { model = "periodic", period = 100 } }
+        [[flows]]
+        cc = "reno"
+        """,
+        "topology.bottleneck.loss.period: unknown key (known: model, p)",
+    ),
+    (
         "delay-longer-than-half-rtt",
         """\
         duration = "5s"

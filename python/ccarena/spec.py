@@ -36,6 +36,7 @@ The schema (defaults in parentheses)::
                    delay = "0ms",      one-way propagation delay of the bottleneck link ("0s")
                    loss = 0.0 }        random loss of data packets (0): a probability in [0, 1),
                                        or { model = "gilbert", p_gb, p_bg, loss_good = 0.0, loss_bad = 1.0 }
+                                       or { model = "periodic", p }: every round(1/p)-th data packet
     reverse = { rate, buffer, loss }   the ACK direction (rate and buffer as the bottleneck; no loss)
 
     [tcp]                  defaults for every flow
@@ -187,6 +188,7 @@ RTT_DISTS: dict[str, tuple[str, ...]] = {
 LOSS_MODELS: dict[str, tuple[str, ...]] = {
     "bernoulli": ("model", "p"),
     "gilbert": ("model", "p_gb", "p_bg", "loss_good", "loss_bad"),
+    "periodic": ("model", "p"),
 }
 DIRECTIONS = ("forward", "reverse", "both")
 UDP_PATTERNS = ("cbr", "poisson")
@@ -539,7 +541,7 @@ def _number(value: Any, path: str, lo: float, hi: float, *, lo_open: bool = Fals
 
 
 def _loss(value: Any, path: str) -> tuple[float | dict[str, Any], float, dict[str, Any] | None]:
-    """A link's loss: a Bernoulli probability or ``{ model = "gilbert", ... }``.
+    """A link's loss: a Bernoulli probability, ``{ model = "gilbert", ... }`` or ``{ model = "periodic", p }``.
 
     Returns (resolved value, engine ``loss``, engine ``loss_model`` or None).
     """
@@ -560,6 +562,12 @@ def _loss(value: Any, path: str) -> tuple[float | dict[str, Any], float, dict[st
             raise SpecError(_join(path, "p"), "required (the loss probability, e.g. p = 0.001)")
         p = _number(value["p"], _join(path, "p"), 0.0, 1.0, hi_open=True)
         return p, p, None
+    if model == "periodic":
+        if "p" not in value:
+            raise SpecError(_join(path, "p"), "required (the loss rate: one data packet in every round(1/p) is lost)")
+        p = _number(value["p"], _join(path, "p"), 0.0, 1.0, lo_open=True, hi_open=True)
+        period = max(1, round(1.0 / p))
+        return {"model": "periodic", "p": p}, 0.0, {"kind": "periodic", "period": period}
     for key in ("p_gb", "p_bg"):
         if key not in value:
             raise SpecError(_join(path, key), "required (per-packet probability of leaving the good/bad state)")
@@ -576,10 +584,13 @@ def stationary_loss(loss: float | Mapping[str, Any]) -> float:
     """Long-run fraction of packets a resolved loss setting drops.
 
     A number is a Bernoulli probability; a Gilbert–Elliott table gives
-    ``π_bad·loss_bad + (1 − π_bad)·loss_good`` with ``π_bad = p_gb/(p_gb + p_bg)``.
+    ``π_bad·loss_bad + (1 − π_bad)·loss_good`` with ``π_bad = p_gb/(p_gb + p_bg)``;
+    periodic loss drops one packet in every ``round(1/p)``.
     """
     if not isinstance(loss, Mapping):
         return float(loss)
+    if loss.get("model") == "periodic":
+        return 1.0 / max(1, round(1.0 / float(loss["p"])))
     pi_bad = float(loss["p_gb"]) / (float(loss["p_gb"]) + float(loss["p_bg"]))
     return pi_bad * float(loss["loss_bad"]) + (1.0 - pi_bad) * float(loss["loss_good"])
 

@@ -25,6 +25,13 @@
 //! `count_acked_packets` (off by default, as in Linux) adds a(w)/cwnd per
 //! packet acknowledged instead, in the spirit of RFC 3465 byte counting.
 //!
+//! Linux's table holds a(w) = row + 1 over each whole row, so from 39 packets
+//! on a = 2 where the RFC's a(w) climbs from 1.0 to 1.8 only by w = 118: the
+//! table's own AIMD balance at p = 1e-3 is about 60 packets where the RFC's
+//! line gives 38. The parameter `aimd = "rfc3649"` uses the RFC's continuous
+//! a(w), b(w) above instead (evaluated at the current cwnd, in 1/256
+//! packets), i.e. the algorithm whose response function RFC 3649 states.
+//!
 //! Deviations from Linux: none in the default configuration besides wider
 //! integers for the products.
 
@@ -53,6 +60,34 @@ pub const AIMD: [(u32, u32); 72] = [
 /// RFC 3649 Low_Window: at or below this cwnd HSTCP is Reno, packets
 /// (the bound of the table's first row).
 pub const LOW_WINDOW: u32 = AIMD[0].0;
+/// RFC 3649 §5 High_Window: the response line's upper anchor, packets.
+pub const HIGH_WINDOW: f64 = 83_000.0;
+/// RFC 3649 §5 High_P: the loss rate at High_Window.
+pub const HIGH_P: f64 = 1e-7;
+/// RFC 3649 §5 Low_P: the loss rate at Low_Window (Reno's 1.2/√p = 38).
+pub const LOW_P: f64 = 1e-3;
+/// RFC 3649 §5 High_Decrease: b(High_Window).
+pub const HIGH_DECREASE: f64 = 0.1;
+
+/// RFC 3649 §5: b(w) and a(w) (packets per RTT) for `w` > Low_Window, with
+/// p(w) the exact response line through (Low_P, Low_Window) and
+/// (High_P, High_Window); Reno's (1, 0.5) at or below Low_Window. Above
+/// High_Window the values at High_Window are kept (the RFC specifies the
+/// line between the two anchors; Linux's table likewise ends near 89 000).
+pub fn rfc3649_a_b(w: f64) -> (f64, f64) {
+    let low = LOW_WINDOW as f64;
+    if w <= low {
+        return (1.0, 0.5);
+    }
+    let w = w.min(HIGH_WINDOW);
+    let span = (w.ln() - low.ln()) / (HIGH_WINDOW.ln() - low.ln());
+    let b = (HIGH_DECREASE - 0.5) * span + 0.5;
+    // S = (ln W1 − ln W0)/(ln P1 − ln P0) = −0.8348; p(w) = Low_P·(w/38)^(1/S).
+    let s = (HIGH_WINDOW.ln() - low.ln()) / (HIGH_P.ln() - LOW_P.ln());
+    let p = LOW_P * (w / low).powf(1.0 / s);
+    (w * w * p * 2.0 * b / (2.0 - b), b)
+}
+
 /// Linux `hstcp_init`: cwnd is clamped so that `cwnd · md` fits 32 bits
 /// (0xffffffff/128 packets).
 const CWND_CLAMP: u32 = 0xffff_ffff / 128;
@@ -61,6 +96,12 @@ const MD_SHIFT: u32 = 8;
 
 /// HighSpeed TCP's parameters; defaults are Linux's behaviour.
 pub static PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "aimd",
+        kind: ParamKind::Choice(&["linux", "rfc3649"]),
+        default: ParamDefault::Str("linux"),
+        doc: "linux: tcp_highspeed.c's 72-row table (a = row + 1 and b = md/256 over each whole row, e.g. a = 2 for 38 < w <= 118); rfc3649: RFC 3649 section 5's continuous a(w), b(w) at the current cwnd (b linear in ln w from 0.5 at 38 to 0.1 at 83000 packets, a(w) = w^2 p(w) 2b/(2 - b)), held at their 83000 values above",
+    },
     ParamSpec {
         name: "count_acked_packets",
         kind: ParamKind::Bool,
@@ -78,6 +119,8 @@ pub static PARAMS: &[ParamSpec] = &[
 /// Typed HighSpeed TCP configuration (see [`PARAMS`]).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct HighSpeedConfig {
+    /// RFC 3649's continuous a(w), b(w) instead of Linux's table.
+    pub rfc3649_aimd: bool,
     pub count_acked_packets: bool,
     pub max_ssthresh: u32,
 }
@@ -86,6 +129,7 @@ impl HighSpeedConfig {
     /// Reads resolved registry parameters.
     pub fn from_params(p: &Params) -> HighSpeedConfig {
         HighSpeedConfig {
+            rfc3649_aimd: p.str("aimd") == "rfc3649",
             count_acked_packets: p.bool("count_acked_packets"),
             max_ssthresh: p.int("max_ssthresh").clamp(0, u32::MAX as i64) as u32,
         }
@@ -99,11 +143,31 @@ pub struct HighSpeed {
     /// Row of [`AIMD`] bracketing cwnd at the last congestion-avoidance ACK;
     /// a(w) = ai + 1.
     ai: usize,
+    /// `aimd = "rfc3649"`: the cwnd at which `a_256`/`b_256` were evaluated
+    /// (0: not yet), packets.
+    rfc_w: u32,
+    /// RFC 3649 a(w) in 1/256 packets per RTT (0.4 % resolution at a = 1).
+    a_256: u32,
+    /// RFC 3649 b(w).
+    b_rfc: f64,
 }
+
+/// a(w) and b(w) are held in 1/256 (as Linux holds b).
+const AB_SCALE: f64 = (1 << MD_SHIFT) as f64;
 
 impl HighSpeed {
     pub fn new(cfg: HighSpeedConfig) -> HighSpeed {
-        HighSpeed { cfg, ai: 0 }
+        HighSpeed { cfg, ai: 0, rfc_w: 0, a_256: 256, b_rfc: 0.5 }
+    }
+
+    /// Re-evaluates RFC 3649's a(w), b(w) when cwnd has changed.
+    fn update_rfc(&mut self, cwnd: u32) {
+        if cwnd != self.rfc_w {
+            let (a, b) = rfc3649_a_b(cwnd as f64);
+            self.rfc_w = cwnd;
+            self.a_256 = (a * AB_SCALE).round() as u32;
+            self.b_rfc = b;
+        }
     }
 
     /// Moves `ai` so that `AIMD[ai − 1].0 < cwnd ≤ AIMD[ai].0` (the last
@@ -127,6 +191,24 @@ impl HighSpeed {
         AIMD[self.ai].1
     }
 
+    /// a(w) in 1/256 packets per RTT (the row's, or RFC 3649's).
+    fn a_256(&self) -> u32 {
+        if self.cfg.rfc3649_aimd {
+            self.a_256
+        } else {
+            self.a() << MD_SHIFT
+        }
+    }
+
+    /// b(w) (the row's, or RFC 3649's).
+    fn b(&self) -> f64 {
+        if self.cfg.rfc3649_aimd {
+            self.b_rfc
+        } else {
+            self.md() as f64 / AB_SCALE
+        }
+    }
+
     /// RFC 3742 §2: above max_ssthresh, +1/K per packet acked with
     /// K = ⌊cwnd/(max_ssthresh/2)⌋, i.e. at most max_ssthresh/2 per RTT.
     fn limited_slow_start(&self, tp: &mut Sock, acked: u32) {
@@ -145,12 +227,20 @@ impl CongestionControl for HighSpeed {
     /// Linux `hstcp_init`.
     fn init(&mut self, tp: &mut Sock) {
         self.ai = 0;
+        self.rfc_w = 0;
         tp.snd_cwnd_clamp = tp.snd_cwnd_clamp.min(CWND_CLAMP);
     }
 
     /// Linux `hstcp_ssthresh`: cwnd·(1 − b(w)), with b(w) from the row of the
-    /// last congestion-avoidance ACK.
+    /// last congestion-avoidance ACK (RFC 3649 mode: b at the current cwnd).
     fn ssthresh(&mut self, tp: &Sock) -> u32 {
+        if self.cfg.rfc3649_aimd {
+            // In floating point: b(w) in 1/256 would move ssthresh by up to
+            // 0.2 % of cwnd.
+            self.update_rfc(tp.snd_cwnd);
+            let dec = (tp.snd_cwnd as f64 * self.b_rfc).round() as u32;
+            return (tp.snd_cwnd - dec.min(tp.snd_cwnd)).max(2);
+        }
         let cwnd = tp.snd_cwnd as u64;
         let dec = (cwnd * self.md() as u64) >> MD_SHIFT;
         ((cwnd - dec) as u32).max(2)
@@ -171,18 +261,26 @@ impl CongestionControl for HighSpeed {
             return;
         }
         self.update_row(tp.snd_cwnd);
+        if self.cfg.rfc3649_aimd {
+            self.update_rfc(tp.snd_cwnd);
+        }
         if tp.snd_cwnd >= tp.snd_cwnd_clamp {
             return;
         }
         // cwnd += a(w)/cwnd: count a(w) per ACK (Linux) or per packet acked.
+        // Linux counts whole packets (a = ai + 1); RFC 3649's a(w) is
+        // fractional, so its credits are 1/256 packet (cwnd_cnt saturates
+        // only beyond 16.7 M packets of cwnd).
         let per = if self.cfg.count_acked_packets { acked as u64 } else { 1 };
-        let cnt = tp.snd_cwnd_cnt as u64 + self.a() as u64 * per;
+        let (credit, unit) = if self.cfg.rfc3649_aimd { (self.a_256() as u64, 1 << MD_SHIFT) } else { (self.a() as u64, 1) };
+        let cnt = tp.snd_cwnd_cnt as u64 + credit * per;
         let cwnd = tp.snd_cwnd as u64;
-        if cnt >= cwnd {
+        let need = cwnd * unit;
+        if cnt >= need {
             // Linux adds at most one packet per ACK; counting packets, a
             // stretch ACK may earn several.
-            let n = if self.cfg.count_acked_packets { cnt / cwnd } else { 1 };
-            tp.snd_cwnd_cnt = (cnt - n * cwnd).min(u32::MAX as u64) as u32;
+            let n = if self.cfg.count_acked_packets { cnt / need } else { 1 };
+            tp.snd_cwnd_cnt = (cnt - n * need).min(u32::MAX as u64) as u32;
             tp.snd_cwnd = (cwnd + n).min(tp.snd_cwnd_clamp as u64) as u32;
         } else {
             tp.snd_cwnd_cnt = cnt as u32;
@@ -194,8 +292,8 @@ impl CongestionControl for HighSpeed {
     }
 
     fn metrics(&self, out: &mut [f64; MAX_METRICS]) {
-        out[0] = self.a() as f64;
-        out[1] = self.md() as f64 / (1 << MD_SHIFT) as f64;
+        out[0] = self.a_256() as f64 / AB_SCALE;
+        out[1] = self.b();
     }
 }
 
@@ -232,6 +330,50 @@ mod tests {
         let p = 1e-3 * (w / 38.0).powf(1.0 / s);
         let b = b_rfc(w);
         w * w * p * 2.0 * b / (2.0 - b)
+    }
+
+    // `aimd = "rfc3649"` reproduces the §3.3 formula rows (exact p(w)):
+    // a = 1.00, 1.82, 7.86, 29.6, 72.5 and b = 0.500, 0.450, 0.330, 0.210,
+    // 0.100 at w = 38, 100, 1000, 10 000, 83 000; held above 83 000.
+    #[test]
+    fn rfc3649_a_b_rows() {
+        for (w, a, b) in
+            [(38.0, 1.00, 0.500), (100.0, 1.82, 0.450), (1000.0, 7.86, 0.330), (1e4, 29.6, 0.210), (83e3, 72.5, 0.100)]
+        {
+            let (ra, rb) = rfc3649_a_b(w);
+            assert!((ra - a).abs() / a < 0.005, "a({w}) = {ra}");
+            assert!((rb - b).abs() < 0.0015, "b({w}) = {rb}");
+            assert!((ra - a_rfc(w)).abs() < 1e-9 && (rb - if w <= 38.0 { 0.5 } else { b_rfc(w) }).abs() < 1e-12);
+        }
+        assert_eq!(rfc3649_a_b(1e6), rfc3649_a_b(83e3));
+        // Just above Low_Window a(w) starts near 1, not at the table's 2.
+        assert!((rfc3649_a_b(39.0).0 - 1.0).abs() < 0.05);
+    }
+
+    fn rfc_cfg(count_acked_packets: bool) -> HighSpeedConfig {
+        HighSpeedConfig { rfc3649_aimd: true, count_acked_packets, ..Default::default() }
+    }
+
+    // RFC mode: ssthresh = cwnd − round(cwnd·b(cwnd)): 1000·(1 − 0.330) = 670 (the
+    // §3.5 formula value; Linux's table gives 676), 100·0.55 = 55 (table: 57),
+    // 38 → 19.
+    #[test]
+    fn rfc3649_ssthresh_and_growth() {
+        for (w, ss) in [(1000u32, 670u32), (100, 55), (38, 19)] {
+            let mut h = HighSpeed::new(rfc_cfg(false));
+            assert_eq!(h.ssthresh(&sock(w, w)), ss, "w = {w}");
+        }
+        // One RTT at w = 1000 with a packet per ACK: a(1000) = 7.86 per RTT
+        // (a_256 = 2012), so +7 and most of the 8th, as the table.
+        assert_eq!(one_rtt(rfc_cfg(false), 1000, 1), 1007);
+        // At w = 100: a = 1.82 → +1 in the RTT (table: +2 → 101 and most of 102).
+        assert_eq!(one_rtt(rfc_cfg(true), 100, 2), 101);
+        assert_eq!(one_rtt(HighSpeedConfig::default(), 100, 1), 101);
+        // Counting ACKs with delayed ACKs halves it, as in Linux mode.
+        assert_eq!(one_rtt(rfc_cfg(false), 1000, 2), 1003);
+        let p = crate::registry::resolve_params("highspeed", &[("aimd".into(), crate::ParamValue::Str("rfc3649".into()))])
+            .unwrap();
+        assert!(HighSpeedConfig::from_params(&p).rfc3649_aimd);
     }
 
     #[test]

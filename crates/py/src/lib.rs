@@ -141,6 +141,7 @@ fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
         None => None,
         Some(m) => Some(match get::<String>(&m, "kind")?.as_str() {
             "bernoulli" => LossModel::Bernoulli { p: get(&m, "p")? },
+            "periodic" => LossModel::Periodic { period: get(&m, "period")? },
             "gilbert" => LossModel::GilbertElliott {
                 p_gb: get(&m, "p_gb")?,
                 p_bg: get(&m, "p_bg")?,

@@ -190,6 +190,12 @@ pub enum LossModel {
     /// probability `p_gb`, Bad→Good with `p_bg`; a packet is lost with
     /// probability `loss_good` in Good and `loss_bad` in Bad.
     GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
+    /// Deterministic loss: every `period`-th data packet arriving at the
+    /// link is lost (the first loss is packet number `period`). This is the
+    /// loss process the analytic response functions assume (Mathis 1997,
+    /// RFC 3649, RFC 9438 §5: one loss per sawtooth at a fixed rate p);
+    /// `period` = round(1/p).
+    Periodic { period: u64 },
 }
 
 impl LossModel {
@@ -202,6 +208,7 @@ impl LossModel {
                 let pi_bad = p_gb / (p_gb + p_bg);
                 pi_bad * loss_bad + (1.0 - pi_bad) * loss_good
             }
+            LossModel::Periodic { period } => 1.0 / period.max(1) as f64,
         }
     }
 }
@@ -211,12 +218,14 @@ impl LossModel {
 pub struct Loss {
     pub model: LossModel,
     bad: bool,
+    /// Packets seen since the last periodic loss.
+    count: u64,
     rng: Rng,
 }
 
 impl Loss {
     pub fn new(model: LossModel, rng: Rng) -> Loss {
-        Loss { model, bad: false, rng }
+        Loss { model, bad: false, count: 0, rng }
     }
 
     /// Whether the next packet is lost.
@@ -232,6 +241,15 @@ impl Loss {
                 }
                 let p = if self.bad { loss_bad } else { loss_good };
                 p > 0.0 && self.rng.uniform() < p
+            }
+            LossModel::Periodic { period } => {
+                self.count += 1;
+                if self.count >= period {
+                    self.count = 0;
+                    true
+                } else {
+                    false
+                }
             }
         }
     }
@@ -279,6 +297,22 @@ mod tests {
         let pairs = seq.windows(2).filter(|w| w[0] && w[1]).count() as f64;
         let after_loss = pairs / seq.iter().filter(|&&x| x).count() as f64;
         assert!(after_loss > 5.0 * expect, "P(loss | loss) = {after_loss}");
+    }
+
+    // Exactly one loss per `period` packets, evenly spaced, the first at
+    // packet `period`; 1/p = 1e4 for p = 1e-4.
+    #[test]
+    fn periodic_spacing_and_rate() {
+        let model = LossModel::Periodic { period: 10_000 };
+        assert_eq!(model.stationary_loss(), 1e-4);
+        let mut l = Loss::new(model, Rng::new(1, 1));
+        let lost: Vec<usize> = (1..=1_000_000).filter(|_| l.lose()).collect();
+        assert_eq!(lost.len(), 100);
+        assert_eq!(lost[0], 10_000);
+        assert!(lost.windows(2).all(|w| w[1] - w[0] == 10_000));
+        // Period 1 loses everything.
+        let mut l = Loss::new(LossModel::Periodic { period: 1 }, Rng::new(1, 1));
+        assert!((0..10).all(|_| l.lose()));
     }
 
     #[test]

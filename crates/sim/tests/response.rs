@@ -1,237 +1,121 @@
-//! Whole-run response functions: the average window of one flow under random
-//! (Bernoulli) loss on an uncongested path, against the analytic forms of
+//! Whole-run response functions: the average window of one flow on an
+//! uncongested path at loss rate p, against the analytic forms of
 //! `metrics.md` §7:
 //!
-//! | algorithm | W(p), packets | source |
-//! |---|---|---|
-//! | HighSpeed TCP | 0.12/p^0.835 (w > 38) | RFC 3649 |
-//! | Scalable TCP | a/(b·p) = 0.08/p | Kelly 2003 |
-//! | CUBIC | 1.054·RTT^0.75/p^0.75 where above Reno's 1.22/√p | RFC 9438 §5 |
+//! | algorithm | W(p), packets | source | derived for |
+//! |---|---|---|---|
+//! | Reno | √(3/2)/√p = 1.22/√p | Mathis 1997 | periodic loss |
+//! | HighSpeed TCP | 0.12/p^0.835 (w > 38) | RFC 3649 §5 | periodic loss (AIMD sawtooth) |
+//! | Scalable TCP | a/(b·p) = 0.08/p | Kelly 2003 | random loss (zero mean drift per packet) |
+//! | CUBIC | 1.054·RTT^0.75/p^0.75 where above Reno's 1.22/√p | RFC 9438 §5 | periodic loss ("deterministic loss model") |
+//!
+//! Each form is checked under the loss process it is derived for (the
+//! engine's `LossModel::Periodic` drops every round(1/p)-th data packet), and
+//! the random (Bernoulli) figures are printed for every case as well: tests
+//! for those that are within 15 %, ignored tests with the measured number
+//! for those that are not. Reno under periodic loss is the check of the
+//! method: it lands within 2.5 % of Mathis, where random loss reads +10 to
+//! +14 %. HighSpeed is checked in RFC 3649's own form (`aimd = "rfc3649"`,
+//! a(w) per RTT): Linux's table sits above the line at the low end by
+//! construction (+54 % at 1e-3 under either loss process; see the report).
 //!
 //! Set-up: one flow on a link at least twice as fast as the flow can ever
-//! send, with a buffer that never fills (so the only losses are the random
-//! ones, applied to data packets at the bottleneck), and a receive window of
-//! 8× the expected average window that only shortens the slow-start
-//! overshoot (the test checks it never binds in the measured period). The
-//! average window is the time average of cwnd sampled every 100 ms, from the
-//! first sample after the slow-start peak at which cwnd has come down to
-//! 1.2× the expected window, cross-checked with goodput × RTT / MSS.
-//!
-//! The analytic forms assume deterministic (periodic) loss; with Bernoulli
-//! loss the loss intervals are exponential, which changes the constant by a
-//! model-dependent factor (for Reno about +9 %, measured with this set-up at
-//! p = 1e-4; see also
-//! `whole.rs`). Measured (seed 11), mean window against the formula:
-//! HighSpeed (a(w) per RTT) +55 % at 1e-3, +20 % at 1e-4, +12.5 % at 1e-5,
-//! −5.6 % at 1e-6; CUBIC +19 % at 1e-4, +12 % at 1e-5, +7 % at 3e-6 in both
-//! modes; Scalable −4.8 %, −5.5 %, −1.3 % at 1e-4, 3e-5, 1e-5. The
-//! batch-means standard error is ±2–4 % at 1e-4 and ±4–10 % at the smaller
-//! loss rates (fewer loss events). The cases beyond 15 % are kept as ignored
-//! tests with their measured numbers and the reason (as `whole.rs` does);
-//! tolerances are not widened to pass.
+//! send, with a buffer that never fills (so the only losses are the ones of
+//! the loss process, applied to data packets at the bottleneck), and a
+//! receive window (8 w under random loss, 2.5 w under periodic loss) that
+//! only shortens the slow-start overshoot (checked never to bind: cwnd stays
+//! below it and no burst queues). The average window is the time average of
+//! cwnd sampled every 100 ms, cross-checked with goodput × RTT / MSS. Random
+//! loss: from the first sample after the slow-start peak at which cwnd is
+//! back to 1.2 w. Periodic loss: over whole loss cycles, from the first cycle
+//! whose peak is within 2 % of the last cycle's (the deterministic sawtooth
+//! has settled) to the last loss.
 //!
 //! Runs are sized by the number of loss events they contain (≈ 1/p packets
-//! each). The engine moves 2–3 M packets per second in the test profile at
-//! windows of a few hundred packets, about 1.5 M at windows above 10 000;
-//! the file takes about 30 s on two cores.
+//! each); periodic runs need far fewer (the cycle repeats exactly). The whole
+//! file takes about 55 s of CPU, under 30 s on two free cores, in the test
+//! profile; the costliest runs are HighSpeed at 1e-6 (10⁶ packets per loss).
 
 mod common;
-use common::*;
-use sim::{Column, Output, QueueLimit};
+mod response_fn;
+use response_fn::*;
 
-/// What one run measured.
-struct Measured {
-    /// Time-averaged cwnd after the warm-up, packets.
-    mean_cwnd: f64,
-    /// Its standard error from 10 batch means, packets.
-    std_err: f64,
-    /// Goodput × RTT / MSS over the same period, packets.
-    goodput_window: f64,
-    /// Loss events (retransmissions) in the measured period.
-    losses: u64,
-    timeouts: u64,
-    max_cwnd: u32,
-}
+// ---------------------------------------------------------------------------
+// The method, on the best-known case.
 
-fn col<'a>(out: &'a Output, name: &str) -> &'a Column {
-    &out.flow_columns.iter().find(|(n, _)| *n == name).unwrap().1
-}
-
-/// One flow of `cc` with random loss `p` on a `rtt_ms` path, long enough for
-/// about `losses` loss events in the measured period; `w_size` (the expected
-/// window) sizes the link, the run and, times `rwnd_factor`, the receive
-/// window.
-fn measure_with(
-    cc: &str,
-    params: &[(&str, cc::ParamValue)],
-    p: f64,
-    rtt_ms: u64,
-    w_size: f64,
-    losses: f64,
-    rwnd_factor: f64,
-) -> Measured {
-    let rtt = rtt_ms as f64 / 1e3;
-    let rwnd_pkts = (rwnd_factor * w_size).max(256.0).ceil() as u64;
-    // Twice the rate of a full receive window (wire bytes), and at least
-    // 1 Gbit/s so that bursts of a small window do not queue either, Mbit/s.
-    let rate_mbps = ((2.0 * rwnd_pkts as f64 * (MSS + HDR) as f64 * 8.0 / rtt / 1e6).ceil() as u64).max(1000);
-    // Loss events per second at the expected window.
-    let loss_rate = p * w_size / rtt;
-    let measure_s = losses / loss_rate;
-    let warm_s = (0.2 * measure_s).max(20.0 * rtt).max(10.0);
-    let secs = (warm_s + measure_s).ceil() as u64;
-
-    let mut f = flow(cc, rtt_ms);
-    f.params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    f.rwnd_bytes = Some(rwnd_pkts * MSS as u64);
-    let mut cfg = dumbbell(rate_mbps, rtt_ms, 1.0, secs, vec![f]);
-    cfg.bottleneck.limit = QueueLimit::Packets(100_000_000);
-    cfg.reverse.limit = QueueLimit::Packets(100_000_000);
-    cfg.bottleneck.loss = p;
-    cfg.seed = 11;
-    let out = run(&cfg);
-
-    let (Column::U64(t), Column::U32(cwnd), Column::U64(delivered), Column::U64(retrans)) =
-        (col(&out, "t_ns"), col(&out, "cwnd_pkts"), col(&out, "delivered_bytes"), col(&out, "retrans"))
-    else {
-        panic!("unexpected column types")
-    };
-    // Start after the slow-start peak, once cwnd is back near the expected
-    // window (the overshoot to the receive window takes a few losses to undo).
-    let half = t.len() / 2;
-    let peak = (0..half).max_by_key(|&i| cwnd[i]).unwrap();
-    let first = (peak..t.len())
-        .find(|&i| cwnd[i] as f64 <= 1.2 * w_size)
-        .unwrap_or_else(|| panic!("{cc}: cwnd never came down to 1.2 × {w_size:.0}"))
-        .max(1);
-    let last = t.len() - 1;
-    let span = (t[last] - t[first - 1]) as f64 / 1e9;
-    assert!(span >= 0.75 * measure_s, "{cc}: warm-up took {:.0} s of {secs} s", t[first] as f64 / 1e9);
-    let samples = &cwnd[first..=last];
-    let mean_cwnd = samples.iter().map(|&c| c as f64).sum::<f64>() / samples.len() as f64;
-    // Standard error by batch means (10 consecutive batches).
-    let k = samples.len() / 10;
-    let batches: Vec<f64> =
-        (0..10).map(|j| samples[j * k..(j + 1) * k].iter().map(|&c| c as f64).sum::<f64>() / k as f64).collect();
-    let var = batches.iter().map(|b| (b - mean_cwnd).powi(2)).sum::<f64>() / 9.0;
-    let std_err = (var / 10.0).sqrt();
-    let goodput_pps = (delivered[last] - delivered[first - 1]) as f64 / MSS as f64 / span;
-    let m = Measured {
-        mean_cwnd,
-        std_err,
-        goodput_window: goodput_pps * rtt,
-        losses: retrans[last] - retrans[first - 1],
-        timeouts: out.flows[0].timeouts,
-        max_cwnd: *samples.iter().max().unwrap(),
-    };
-    // The receive window must not have limited the measured period, the
-    // buffer never dropped, and the link never held a queue worth noticing.
-    assert!((m.max_cwnd as u64) < rwnd_pkts, "{cc}: cwnd {} reached the receive window {rwnd_pkts}", m.max_cwnd);
-    assert_eq!(out.queue.drops, out.queue.random_drops, "{cc}: buffer drops");
-    let qcol = |name: &str| &out.queue_columns.iter().find(|(n, _)| *n == name).unwrap().1;
-    let (Column::U64(qt), Column::U64(backlog)) = (qcol("t_ns"), qcol("backlog_bytes")) else {
-        panic!("unexpected queue column types")
-    };
-    let t_first = t[first];
-    let max_backlog = qt.iter().zip(backlog).filter(|(&x, _)| x >= t_first).map(|(_, &b)| b).max().unwrap_or(0);
-    let max_queue_ms = max_backlog as f64 * 8.0 / (rate_mbps as f64 * 1e6) * 1e3;
-    assert!(max_queue_ms < 0.02 * rtt_ms as f64, "{cc}: queueing delay up to {max_queue_ms:.2} ms");
-    m
-}
-
-/// Runs one case; returns the relative error of the mean window against
-/// `w_formula` and the measured mean window.
-#[allow(clippy::too_many_arguments)]
-fn case(
-    label: &str,
-    cc: &str,
-    params: &[(&str, cc::ParamValue)],
-    p: f64,
-    rtt_ms: u64,
-    w_formula: f64,
-    w_size: f64,
-    losses: f64,
-) -> (f64, f64) {
-    case_rw(label, cc, params, p, rtt_ms, w_formula, w_size, losses, 8.0)
-}
-
-/// [`case`] with the receive window as a multiple of `w_size`.
-#[allow(clippy::too_many_arguments)]
-fn case_rw(
-    label: &str,
-    cc: &str,
-    params: &[(&str, cc::ParamValue)],
-    p: f64,
-    rtt_ms: u64,
-    w_formula: f64,
-    w_size: f64,
-    losses: f64,
-    rwnd_factor: f64,
-) -> (f64, f64) {
-    let t0 = std::time::Instant::now();
-    let m = measure_with(cc, params, p, rtt_ms, w_size, losses, rwnd_factor);
-    let err = m.mean_cwnd / w_formula - 1.0;
-    println!(
-        "{label:<30} p={p:.0e} RTT={rtt_ms} ms: mean cwnd {:.1} ± {:.1}, goodput·RTT {:.1}, formula {w_formula:.1}, \
-         error {:+.1}% ± {:.1}% ({} losses, {} timeouts, max cwnd {}, {:.1} s)",
-        m.mean_cwnd,
-        m.std_err,
-        m.goodput_window,
-        err * 100.0,
-        m.std_err / w_formula * 100.0,
-        m.losses,
-        m.timeouts,
-        m.max_cwnd,
-        t0.elapsed().as_secs_f64()
-    );
-    // The two averages agree (cwnd is the window in use on an uncongested path).
-    assert!(
-        (m.goodput_window / m.mean_cwnd - 1.0).abs() < 0.1,
-        "{label}: goodput window {:.1} vs cwnd {:.1}",
-        m.goodput_window,
-        m.mean_cwnd
-    );
-    (err, m.mean_cwnd)
-}
-
-/// Asserts every error is within ±`tol`, after all cases ran (so the log
-/// shows every number).
-fn check_all(what: &str, errors: &[(f64, f64)], tol: f64) {
-    for &(p, e) in errors {
-        assert!(e.abs() <= tol, "{what} at p = {p:e}: {:+.1}% from the response function", e * 100.0);
-    }
-}
-
-fn b(v: bool) -> cc::ParamValue {
-    cc::ParamValue::Bool(v)
-}
-
-fn s(v: &str) -> cc::ParamValue {
-    cc::ParamValue::Str(v.into())
-}
-
-/// RFC 3649: w(p) = 0.12/p^0.835 (exactly Low_Window·(p/Low_P)^S).
-fn hstcp_w(p: f64) -> f64 {
-    let s = (83000f64.ln() - 38f64.ln()) / (1e-7f64.ln() - 1e-3f64.ln());
-    38.0 * (p / 1e-3).powf(s)
-}
-
-/// RFC 3649's response function assumes an increase of a(w) per RTT, i.e.
-/// a(w)/w per packet acknowledged: `count_acked_packets = true`.
-fn hstcp_rfc_params() -> Vec<(&'static str, cc::ParamValue)> {
-    vec![("count_acked_packets", b(true))]
-}
-
-// HighSpeed TCP at p = 1e-6 (w = 12 141): measured 11 460 ± 635, −5.6 %
-// (25 loss events: the costliest run of the file).
+/// Mathis et al. 1997 derive √(3/2)/√p for periodic loss (one loss every
+/// 1/p packets, one increase per RTT: Linux Reno counts acknowledged
+/// packets). Under periodic loss this set-up must land on it; the random-loss
+/// figure is printed for contrast (exponential loss intervals raise the mean
+/// window). Measured (seed 11): periodic −2.4 % at 1e-3, −0.3 % at 1e-4;
+/// random +13.7 % at 1e-3, +9.7 % at 1e-4.
 #[test]
-fn highspeed_follows_rfc3649_at_1e6() {
+fn reno_periodic_loss_matches_mathis() {
+    let mut errs = vec![];
+    for (p, losses) in [(1e-3, 30.0), (1e-4, 20.0)] {
+        errs.push(Case::new("reno vs 1.22/sqrt(p)", "reno", Loss::Periodic, p, 100, mathis_w(p), losses).run().0);
+        Case::new("reno vs 1.22/sqrt(p)", "reno", Loss::Random, p, 100, mathis_w(p), 100.0).run();
+    }
+    check_all("reno (periodic)", &errs, 0.05);
+}
+
+// ---------------------------------------------------------------------------
+// HighSpeed TCP: RFC 3649's algorithm (`aimd = "rfc3649"`, a(w) per RTT)
+// against RFC 3649's response function.
+
+/// RFC 3649 §5 obtains a(w) from w = √(a(w)(2 − b(w))/(2 b(w) p)), the
+/// average window of an AIMD sawtooth with one loss every 1/p packets
+/// (deterministic loss): under periodic loss RFC 3649's algorithm must give
+/// 0.12/p^0.835. Measured (seed 11): +4.5 % at 1e-3, −0.4 % at 1e-4, +0.9 %
+/// at 1e-5 (+2.9 % at 1e-6, below).
+#[test]
+fn highspeed_rfc3649_follows_its_response_function_under_periodic_loss() {
+    let mut errs = vec![];
+    for (p, losses) in [(1e-3, 30.0), (1e-4, 20.0), (1e-5, 15.0)] {
+        let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Periodic, p, 100, hstcp_w(p), losses);
+        errs.push(c.params(&hstcp_rfc_params()).run().0);
+    }
+    check_all("highspeed (rfc3649, periodic)", &errs, 0.15);
+}
+
+/// As above at p = 1e-6 (w = 12 141; 8 cycles of 10⁶ packets after 12 of
+/// warm-up, the costliest periodic run). Measured +2.9 %.
+#[test]
+fn highspeed_rfc3649_periodic_at_1e6() {
     let p = 1e-6;
-    // cwnd peaks at 1.7 w here: a receive window of 4 w shortens the costly
-    // slow-start overshoot.
-    let w = hstcp_w(p);
-    let (e, _) = case_rw("highspeed (a(w) per RTT)", "highspeed", &hstcp_rfc_params(), p, 100, w, w, 20.0, 4.0);
-    check_all("highspeed", &[(p, e)], 0.15);
+    let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Periodic, p, 100, hstcp_w(p), 8.0);
+    let e = c.params(&hstcp_rfc_params()).run().0;
+    check_all("highspeed (rfc3649, periodic)", &[e], 0.15);
+}
+
+/// The same algorithm under random loss, whose mean window the periodic
+/// derivation does not give; kept to show how far it moves. Measured
+/// (seed 11): +8.4 % at 1e-4, +9.0 % at 1e-5, −1.7 % at 1e-6 (23 losses:
+/// ± 7 % batch-means standard error). 1e-3 misses: below.
+#[test]
+fn highspeed_rfc3649_under_random_loss() {
+    let mut errs = vec![];
+    for (p, losses) in [(1e-4, 120.0), (1e-5, 80.0), (1e-6, 20.0)] {
+        let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Random, p, 100, hstcp_w(p), losses);
+        // The slow-start overshoot is costly at 1e-6 (cwnd peaks at 1.7 w):
+        // a receive window of 4 w.
+        errs.push(c.params(&hstcp_rfc_params()).rwnd(4.0).run().0);
+    }
+    check_all("highspeed (rfc3649, random)", &errs, 0.15);
+}
+
+// Random loss at p = 1e-3 (w = 38, the bottom of HSTCP's range): measured
+// 47.4 ± 2.4, +24.9 % (288 losses). Exponential loss intervals leave long loss-free
+// stretches in which w climbs above Low_Window where a(w) > 1, so the mean
+// rises above the periodic sawtooth's (+4.5 % under periodic loss); at w = 38
+// one stretch is a large fraction of the window.
+#[test]
+#[ignore = "HighSpeed (rfc3649) vs 0.12/p^0.835 under random loss at 1e-3: +24.9%; periodic loss: +4.5%"]
+fn highspeed_rfc3649_random_loss_at_1e3() {
+    let p = 1e-3;
+    let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Random, p, 100, hstcp_w(p), 200.0);
+    let e = c.params(&hstcp_rfc_params()).rwnd(4.0).run().0;
+    check_all("highspeed (rfc3649, random)", &[e], 0.15);
 }
 
 // Linux's tcp_highspeed adds a(w)/cwnd per ACK whatever the ACK covers; with
@@ -239,110 +123,130 @@ fn highspeed_follows_rfc3649_at_1e6() {
 // model (w² = a(w)(2 − b(w))/(2 b(w) p)) halving a(w) is the same as
 // doubling p, so Linux's window should be w(2p)/w(p) = 2^−0.835 = 0.561 of the
 // packet-counting variant at the same p, whatever the loss model. Measured
-// (seed 11): 0.590 at 1e-4, 0.562 at 1e-5; against 0.12/p^0.835 itself Linux's
-// HighSpeed is −29 % and −37 %. The packet-counting variant at 1e-5 is
-// checked against 0.12/p^0.835: 1998, +12.5 %.
+// (seed 11, random loss) 0.590 at 1e-4 (0.562 at 1e-5 with 100 losses, left
+// out to keep the file short); against 0.12/p^0.835 itself Linux's HighSpeed
+// is −29 % at 1e-4 and −37 % at 1e-5 (random loss), −27 %, −34 %, −41 % at
+// 1e-3, 1e-4, 1e-5 under periodic loss (bench/family_table.sh).
 #[test]
 fn highspeed_linux_per_ack_equals_doubled_loss_rate() {
     let ratio = 2f64.powf(-0.835);
-    let mut ratio_errs = vec![];
-    let mut rfc_errs = vec![];
-    for (p, losses) in [(1e-4, 200.0), (1e-5, 100.0)] {
-        let (e_rfc, rfc) =
-            case("highspeed (a(w) per RTT)", "highspeed", &hstcp_rfc_params(), p, 100, hstcp_w(p), hstcp_w(p), losses);
-        let (e, linux) =
-            case("highspeed (Linux, per ACK)", "highspeed", &[], p, 100, hstcp_w(p), hstcp_w(2.0 * p), losses);
-        println!(
-            "    Linux/packet-counting window ratio {:.3} (expected {ratio:.3}); Linux vs 0.12/p^0.835: {:+.1}%",
-            linux / rfc,
-            e * 100.0
-        );
-        ratio_errs.push((p, linux / rfc / ratio - 1.0));
-        if p < 1e-4 {
-            rfc_errs.push((p, e_rfc));
-        }
-    }
-    check_all("highspeed Linux/packet-counting ratio", &ratio_errs, 0.15);
-    check_all("highspeed (a(w) per RTT)", &rfc_errs, 0.15);
+    let p = 1e-4;
+    let (_, counted) = Case::new("highspeed (table, per packet)", "highspeed", Loss::Random, p, 100, hstcp_w(p), 200.0)
+        .params(&hstcp_table_params())
+        .run();
+    let ((_, e), linux) = Case::new("highspeed (Linux, per ACK)", "highspeed", Loss::Random, p, 100, hstcp_w(p), 200.0)
+        .w_size(hstcp_w(2.0 * p))
+        .run();
+    println!(
+        "    Linux/packet-counting window ratio {:.3} (expected {ratio:.3}); Linux vs 0.12/p^0.835: {:+.1}%",
+        linux / counted,
+        e * 100.0
+    );
+    check_all("highspeed Linux/packet-counting ratio", &[(p, linux / counted / ratio - 1.0)], 0.15);
 }
 
-// Measured +55 % at 1e-3 (58.8 ± 1.3 vs 38.4) and +20 % at 1e-4 (312 ± 9
-// vs 260).
-// At 1e-3 the cause is Linux's table, not the loss model: w = 38 is
-// Low_Window, and the table gives a = 2, b = 0.44 from 39 packets on (RFC
-// 3649's a(w) only reaches 2 at 118), so the AIMD fixed point
-// w² = a(2 − b)/(2bp) of the table is 60 packets, as measured. At 1e-4 the
-// table's fixed point is 291 (+11 %); the rest is attributed to Bernoulli vs
-// periodic loss (not separable here: the simulator has only Bernoulli loss).
-#[test]
-#[ignore = "HighSpeed vs 0.12/p^0.835 under random loss: +55% at 1e-3 (Linux table at Low_Window), +20% at 1e-4; see comment"]
-fn highspeed_follows_rfc3649_at_1e3_and_1e4() {
-    let mut errs = vec![];
-    for (p, losses) in [(1e-3, 400.0), (1e-4, 200.0)] {
-        let (e, _) =
-            case("highspeed (a(w) per RTT)", "highspeed", &hstcp_rfc_params(), p, 100, hstcp_w(p), hstcp_w(p), losses);
-        errs.push((p, e));
-    }
-    check_all("highspeed", &errs, 0.15);
-}
+// ---------------------------------------------------------------------------
+// Scalable TCP.
 
-// Scalable: 0.08/p in the MIMD region (w > 1/a = 100). Measured −4.8 %,
-// −5.5 %, −1.3 %.
+/// Kelly 2003 (loss-based.md §4.2): the equilibrium a·(1 − p) = p·b·w sets
+/// the expected change of cwnd per packet to zero when each packet is lost
+/// independently with probability p, i.e. it is derived for random loss:
+/// 0.08/p in the MIMD region (w > 1/a = 100). Measured (seed 11) −4.8 %,
+/// −5.5 %, −1.3 % at 1e-4, 3e-5, 1e-5. (Under periodic loss the sawtooth
+/// peaks near 0.08/p and the time average is 12.6 % lower: see the report.)
 #[test]
-fn scalable_follows_kelly() {
+fn scalable_follows_kelly_under_random_loss() {
     let mut errs = vec![];
     for (p, losses) in [(1e-4, 300.0), (3e-5, 200.0), (1e-5, 150.0)] {
-        let (e, _) = case("scalable", "scalable", &[], p, 100, 0.08 / p, 0.08 / p, losses);
-        errs.push((p, e));
+        errs.push(Case::new("scalable", "scalable", Loss::Random, p, 100, 0.08 / p, losses).run().0);
     }
-    check_all("scalable", &errs, 0.15);
+    check_all("scalable (random)", &errs, 0.15);
 }
 
-/// RFC 9438 §5: (C(3 + β)/(4(1 − β)))^¼·RTT^¾/p^¾ = 1.054·RTT^0.75/p^0.75.
-fn cubic_w(p: f64, rtt_s: f64) -> f64 {
-    let (c, beta) = (0.4f64, 0.7f64);
-    (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75) / p.powf(0.75)
-}
+// ---------------------------------------------------------------------------
+// CUBIC at RTT 200 ms in the cubic region.
 
-/// CUBIC at RTT 200 ms, in the cubic region: the window is ≥ 2.5× Reno's 1.22/√p.
-fn cubic_case(label: &str, params: &[(&str, cc::ParamValue)], rates: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut errs = vec![];
-    for &(p, losses) in rates {
-        let w = cubic_w(p, 0.2);
-        assert!(w > 2.5 * 1.22 / p.sqrt(), "p = {p}: not the cubic region");
-        errs.push((p, case(label, "cubic", params, p, 200, w, w, losses).0));
-    }
-    errs
-}
-
-// RTT 200 ms: p = 1e-5, W = 1772 (Reno 386): measured 1982, +11.8 %;
-// p = 3e-6, W = 4372 (Reno 704): 4698, +7.5 %.
+/// RFC 9438 §5 derives AVG_W_cubic "assuming a deterministic loss model
+/// where the number of packets between two successive packet losses is
+/// always 1/p": under periodic loss. Measured (seed 11): Linux +13.5 %,
+/// −1.0 %, −0.9 % at 1e-4, 1e-5, 3e-6.
 #[test]
-fn cubic_linux_follows_rfc9438_response() {
-    let errs = cubic_case("cubic (linux)", &[], &[(1e-5, 100.0), (3e-6, 30.0)]);
-    check_all("cubic (linux)", &errs, 0.15);
+fn cubic_linux_follows_rfc9438_under_periodic_loss() {
+    let errs: Vec<_> = [(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]
+        .iter()
+        .map(|&(p, l)| cubic_case("cubic (linux)", "linux", Loss::Periodic, p, l).run().0)
+        .collect();
+    check_all("cubic (linux, periodic)", &errs, 0.15);
+}
+
+/// As above in RFC 9438 mode. Measured +0.5 %, +0.1 %, +0.1 %.
+#[test]
+fn cubic_rfc9438_follows_rfc9438_under_periodic_loss() {
+    let errs: Vec<_> = [(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]
+        .iter()
+        .map(|&(p, l)| cubic_case("cubic (rfc9438)", "rfc9438", Loss::Periodic, p, l).run().0)
+        .collect();
+    check_all("cubic (rfc9438, periodic)", &errs, 0.15);
+}
+
+// Random loss. RTT 200 ms: p = 1e-5, W = 1772 (Reno 386): measured 1982,
+// +11.8 %; p = 3e-6, W = 4372 (Reno 704): 4698, +7.5 %.
+#[test]
+fn cubic_linux_random_loss() {
+    let errs: Vec<_> = [(1e-5, 100.0), (3e-6, 30.0)]
+        .iter()
+        .map(|&(p, l)| cubic_case("cubic (linux)", "linux", Loss::Random, p, l).run().0)
+        .collect();
+    check_all("cubic (linux, random)", &errs, 0.15);
 }
 
 // Measured 1970, +11.2 % at 1e-5; 4665, +6.7 % at 3e-6.
 #[test]
-fn cubic_rfc9438_follows_rfc9438_response() {
-    let errs = cubic_case("cubic (rfc9438)", &[("mode", s("rfc9438"))], &[(1e-5, 100.0), (3e-6, 30.0)]);
-    check_all("cubic (rfc9438)", &errs, 0.15);
+fn cubic_rfc9438_random_loss() {
+    let errs: Vec<_> = [(1e-5, 100.0), (3e-6, 30.0)]
+        .iter()
+        .map(|&(p, l)| cubic_case("cubic (rfc9438)", "rfc9438", Loss::Random, p, l).run().0)
+        .collect();
+    check_all("cubic (rfc9438, random)", &errs, 0.15);
 }
 
 // Measured (seed 11, RTT 200 ms, p = 1e-4, W = 315): Linux 375.5, +19.1 %;
-// RFC 9438 mode 375.0, +19.0 %. RFC 9438's average window is derived for
-// periodic loss at the same W_max every epoch; with Bernoulli loss the epochs
-// vary and the convex growth after long loss-free intervals lifts the average.
-// The two implementations agree within 0.5 %, so this is the loss model, not
-// an implementation difference; the excess shrinks as p falls (+12 % at 1e-5,
-// +7 % at 3e-6, +5.5 % at 1e-6 in an earlier 38-loss run).
+// RFC 9438 mode 375.0, +19.0 %. With random loss the epochs vary and the
+// convex growth after long loss-free intervals lifts the average; the two
+// implementations agree within 0.5 %, and under periodic loss (the RFC's
+// assumption) the same cases measure +13.5 % and +0.5 %.
 #[test]
 #[ignore = "CUBIC vs RFC 9438 average window under random loss: +19% at 1e-4 in both modes; see comment"]
-fn cubic_follows_rfc9438_response_at_1e4() {
-    let mut errs = cubic_case("cubic (linux)", &[], &[(1e-4, 200.0)]);
-    errs.extend(cubic_case("cubic (rfc9438)", &[("mode", s("rfc9438"))], &[(1e-4, 200.0)]));
-    check_all("cubic", &errs, 0.15);
+fn cubic_random_loss_at_1e4() {
+    let errs = vec![
+        cubic_case("cubic (linux)", "linux", Loss::Random, 1e-4, 200.0).run().0,
+        cubic_case("cubic (rfc9438)", "rfc9438", Loss::Random, 1e-4, 200.0).run().0,
+    ];
+    check_all("cubic (random)", &errs, 0.15);
+}
+
+// ---------------------------------------------------------------------------
+// Report only.
+
+// Linux's HighSpeed table counting packets (a = row + 1 over each whole row)
+// under periodic loss: measured +54.4 % at 1e-3 (the table's own AIMD balance
+// at a = 2, b = 0.4375 is √(2·1.5625/(0.875·1e-3)) = 59.8), +15.4 % at 1e-4,
+// +5.7 % at 1e-5, +4.5 % at 1e-6: the table, not the loss model, is what
+// misses at the low end. Scalable under periodic loss: −12.6 % at 1e-4,
+// 3e-5 and 1e-5 (the sawtooth peaks near a/(b·p) less the growth lost in the
+// recovery round, and the time average is 0.94 of the peak).
+#[test]
+#[ignore = "report only: the Linux HighSpeed table and Scalable under periodic loss"]
+fn report_periodic_loss_other_variants() {
+    for (p, l) in [(1e-3, 30.0), (1e-4, 20.0), (1e-5, 15.0), (1e-6, 8.0)] {
+        Case::new("highspeed (table, per packet)", "highspeed", Loss::Periodic, p, 100, hstcp_w(p), l)
+            .params(&hstcp_table_params())
+            .run();
+    }
+    for (p, l) in [(1e-4, 30.0), (3e-5, 20.0), (1e-5, 15.0)] {
+        // MIMD settles slowly (the overshoot shrinks by ~0.87 per cycle).
+        Case::new("scalable", "scalable", Loss::Periodic, p, 100, 0.08 / p, l).warm_cycles(40.0).run();
+    }
 }
 
 // No response function in metrics.md §7 for these; measured windows for the
@@ -358,12 +262,12 @@ fn report_other_response_functions() {
     // stops at 3e-5 (at 1e-5 the descent alone takes ~20 min simulated).
     for p in [1e-3f64, 1e-4, 3e-5] {
         let w = 2f64.sqrt() / p.sqrt();
-        case_rw("sqrt vs 1.41/sqrt(p)", "sqrt", &[], p, 100, w, w, 200.0, 3.0);
+        Case::new("sqrt vs 1.41/sqrt(p)", "sqrt", Loss::Random, p, 100, w, 200.0).rwnd(3.0).run();
     }
     for p in [1e-3f64, 1e-4, 1e-5] {
         let reno = 1.22 / p.sqrt();
-        case("illinois vs 8.66/sqrt(p)", "illinois", &[], p, 100, 8.66 / p.sqrt(), 8.66 / p.sqrt(), 100.0);
-        case("bic vs Reno 1.22/sqrt(p)", "bic", &[], p, 100, reno, 5.0 * reno, 100.0);
-        case("htcp vs Reno 1.22/sqrt(p)", "htcp", &[], p, 100, reno, 8.0 * reno, 100.0);
+        Case::new("illinois vs 8.66/sqrt(p)", "illinois", Loss::Random, p, 100, 8.66 / p.sqrt(), 100.0).run();
+        Case::new("bic vs Reno 1.22/sqrt(p)", "bic", Loss::Random, p, 100, reno, 100.0).w_size(5.0 * reno).run();
+        Case::new("htcp vs Reno 1.22/sqrt(p)", "htcp", Loss::Random, p, 100, reno, 100.0).w_size(8.0 * reno).run();
     }
 }

@@ -1,0 +1,8 @@
+#!/bin/sh
+# Issue 3's closing table for the high-speed TCP family: response-function
+# error at three loss rates (periodic and random loss), Jain's index of two
+# flows, and one flow's utilisation at 1 and 0.1 BDP, for every registered
+# algorithm. Release build; a few minutes on two cores.
+set -eu
+cd "$(dirname "$0")/.."
+exec cargo test --release -p ccarena-sim --test family -- --ignored --exact family_table --nocapture
