@@ -352,3 +352,40 @@ def test_hystart_splits_two_cubic_flows_as_the_kernel_does() -> None:
 
     attempts(3, check)
     assert_clean()
+
+
+def test_bbr_leaves_startup_when_the_kernel_does() -> None:
+    """One BBR v1 flow (100 Mbit/s, 40 ms, 1 BDP), cwnd and pacing every 1 ms for 1 s.
+
+    Startup paces at 2.89 × the bandwidth estimate and Drain at 1/2.89 of
+    it, so the end of Startup is the first sample whose pacing rate falls
+    below half the largest so far, counted from 0.1 s (before its first RTT
+    sample the simulator paces the initial window at a nominal 1 ms RTT, as
+    Linux does without a handshake sample). The kernel leaves Startup about
+    0.62 s in (the 11th round trip); the simulator must leave within 40 ms
+    (one round trip) of the kernel.
+    """
+    exp = experiment("100Mbps", "40ms", "1bdp", "1s", cc="bbr")
+    exp["measure"]["interval"] = "1ms"
+
+    def startup_end(r: ccarena.Result) -> float:
+        rate = r.flows["pacing_rate_bps"].to_numpy()
+        t = r.flows["t_ns"].to_numpy() / 1e9
+        peak = 0.0
+        for ti, x in zip(t, rate):
+            if ti < 0.1:
+                continue
+            if peak > 0 and x < 0.5 * peak:
+                return float(ti)
+            peak = max(peak, x)
+        raise AssertionError(f"never left Startup (largest pacing rate {peak / 1e6:.1f} Mbit/s)")
+
+    sim_end = startup_end(ccarena.run(exp))
+    assert 0.3 < sim_end < 0.9, sim_end
+
+    def check() -> None:
+        emu_end = startup_end(ccarena.run(exp, backend="emu"))
+        assert abs(sim_end - emu_end) <= 0.040, f"Startup ends at {sim_end:.3f} s simulated, {emu_end:.3f} s in the kernel"
+
+    attempts(3, check)
+    assert_clean()
