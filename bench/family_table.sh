@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 3's closing table for the high-speed TCP family: response-function
+# The high-speed TCP family in one table: response-function
 # error at three loss rates (periodic and random loss), Jain's index of two
 # flows, and one flow's utilisation at 1 and 0.1 BDP, for every registered
 # algorithm. Release build; a few minutes on two cores.

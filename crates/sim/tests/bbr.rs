@@ -170,7 +170,7 @@ const SNAPSHOT_V1: &[(u8, u64)] =
 /// end Startup at round 11. (Linux also takes an RTT sample from the
 /// handshake, which this simulator does not model; with one, this run
 /// leaves Startup at round 10, 0.538 s: still above the target, and
-/// earlier than the kernel.) Kept as a failing check of the target.
+/// earlier than the kernel.) Kept as a failing check of BV5's bound.
 #[test]
 #[ignore = "BBR v1 Startup lasts 11 rounds, as in the Linux kernel (target <= 9)"]
 fn v1_startup_exits_within_log2_bdp_plus_4_rounds() {
@@ -275,7 +275,7 @@ fn v3_backs_off_well_above_loss_threshold() {
     assert!(g5 < g1, "goodput at 5% ({:.2}%) not below 1% ({:.2}%)", g5 * 100.0, g1 * 100.0);
 }
 
-/// The figures for the closing note (run with `--ignored --nocapture`):
+/// Figures for a report on BBR (run with `--ignored --nocapture`):
 /// goodput under random loss on a 100 Mbit/s, 20 ms path for bbr, bbr3 and
 /// cubic, and the split of one BBR v1 flow against one CUBIC flow (100
 /// Mbit/s, 40 ms) for 0.5, 1, 2 and 8 BDP of buffer.

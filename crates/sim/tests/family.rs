@@ -1,5 +1,5 @@
 //! Two flows of every registered algorithm: Jain's index of their shares
-//! (issue 3's fairness check), and the closing table of the high-speed
+//! (fairness to itself), and the summary table of the high-speed
 //! family (`bench/family_table.sh`).
 //!
 //! Path: 100 Mbit/s, RTT 50 ms, DropTail buffer of one bandwidth-delay
@@ -164,7 +164,7 @@ fn responses() -> Vec<Response> {
     ]
 }
 
-/// Issue 3's closing table (run by `bench/family_table.sh` in release):
+/// The high-speed family's summary table (run by `bench/family_table.sh` in release):
 /// per algorithm, the response-function error at three loss rates under
 /// periodic and random loss (the process each formula is derived for is
 /// marked *), Jain's index of two flows, and the utilisation of one flow at
