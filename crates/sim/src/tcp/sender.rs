@@ -554,9 +554,14 @@ impl Sender {
     /// Linux `tcp_rack_advance` (RFC 8985 §6.2 step 2): segment k, sent at
     /// `s.tx_time`, was just delivered. A retransmitted segment delivered
     /// sooner than min_rtt after its last transmission may be the original's
-    /// ACK, so it does not move RACK.
+    /// ACK, so it does not move RACK. With no retransmission in flight
+    /// RACK has nothing to judge, and a delivery now cannot have been sent
+    /// after a retransmission yet to come, so RACK is left as it is.
     #[inline]
     fn rack_advance(&mut self, now: Time, k: u64, s: &Seg) {
+        if self.rtx_sent.is_empty() {
+            return;
+        }
         let rtt = now - s.tx_time;
         if s.flags & EVER_RETRANS != 0
             && self.tp.min_rtt_us != u64::MAX
