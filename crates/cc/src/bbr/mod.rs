@@ -52,6 +52,7 @@
 //!   generator (seed = parameter `seed` mixed with [`Sock::rng_seed`]).
 //! * Bandwidths and counters are 64-bit (Linux: 32-bit with wrap-around).
 
+mod ack_aggregation;
 mod bw_filter;
 mod drain;
 mod lt_bw;
@@ -59,6 +60,7 @@ mod probe_bw;
 mod probe_rtt;
 mod startup;
 
+pub(crate) use ack_aggregation::AckAggregation;
 pub use bw_filter::Minmax;
 
 use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
@@ -258,14 +260,8 @@ pub struct Bbr {
     lt_last_stamp_ms: u64,
     lt_last_lost: u64,
 
-    // ACK aggregation.
-    ack_epoch_mstamp_us: u64,
-    /// Packets (S)ACKed in the current epoch.
-    ack_epoch_acked: u64,
-    /// Max excess packets ACKed in each of two 5-round buckets.
-    extra_acked: [u32; 2],
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// Excess packets ACKed, max over two 5-round windows.
+    aggr: AckAggregation,
 }
 
 impl Bbr {
@@ -304,11 +300,7 @@ impl Bbr {
             lt_last_delivered: 0,
             lt_last_stamp_ms: 0,
             lt_last_lost: 0,
-            ack_epoch_mstamp_us: 0,
-            ack_epoch_acked: 0,
-            extra_acked: [0; 2],
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggr: AckAggregation::default(),
         }
     }
 
@@ -345,7 +337,7 @@ impl Bbr {
     /// Linux `bbr_extra_acked`: max excess ACKed over the last 5–10 rounds.
     #[inline]
     fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1])
+        self.aggr.extra_acked()
     }
 
     /// Linux `bbr_bw_to_pacing_rate`, bytes per second.
@@ -529,35 +521,13 @@ impl Bbr {
     }
 
     /// Linux `bbr_update_ack_aggregation` (bbr.md §8): excess packets ACKed
-    /// beyond bw × epoch, max over two 5-round buckets.
+    /// beyond bw × epoch, max over two 5-round windows.
     fn update_ack_aggregation(&mut self, tp: &Sock, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
+        if EXTRA_ACKED_GAIN == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self.delivered_mstamp_us.saturating_sub(self.ack_epoch_mstamp_us);
-        let mut expected_acked = (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128) as u64;
-        // ACKs slower than expected (or a very old epoch): start over.
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked + rs.acked_sacked as u64 >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp_us = self.delivered_mstamp_us;
-            expected_acked = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked as u64).min(0xFFFFF);
-        let extra = (self.ack_epoch_acked - expected_acked).min(tp.snd_cwnd as u64) as u32;
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        if extra > *slot {
-            *slot = extra;
-        }
+        let bw = self.bw();
+        self.aggr.update(rs, self.round_start, EXTRA_ACKED_WIN_RTTS, bw, self.delivered_mstamp_us, tp.snd_cwnd);
     }
 
     /// Linux `bbr_update_gains`.
@@ -599,7 +569,7 @@ impl CongestionControl for Bbr {
         self.bw.reset(self.rtt_cnt, 0);
         self.init_pacing_rate_from_rtt(tp);
         self.reset_lt_bw_sampling(tp);
-        self.ack_epoch_mstamp_us = tp.now_us;
+        self.aggr.epoch_mstamp_us = tp.now_us;
     }
 
     /// Linux `bbr_ssthresh`: save cwnd for recovery exit; ssthresh unchanged.
@@ -640,8 +610,7 @@ impl CongestionControl for Bbr {
         if let CaEvent::TxStart { .. } = ev {
             if tp.app_limited != 0 {
                 self.idle_restart = true;
-                self.ack_epoch_mstamp_us = tp.now_us;
-                self.ack_epoch_acked = 0;
+                self.aggr.restart_epoch(tp.now_us);
                 // No need for more speed after idle: pace at the estimated bw.
                 if self.mode == Mode::ProbeBw {
                     let bw = self.bw();

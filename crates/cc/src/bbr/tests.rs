@@ -268,18 +268,18 @@ fn undo_keeps_cwnd() {
 fn ack_aggregation_measures_excess() {
     let (mut b, mut tp) = in_probe_bw(10.0, 40_000);
     tp.snd_cwnd = 100;
-    b.extra_acked = [0, 0];
+    b.aggr.extra_acked = [0, 0];
     // An ACK at the expected rate opens an epoch.
     let mut rs = sample_for(&b, &tp, 10.0, 40_000);
     rs.prior_delivered = 0;
     ack(&mut b, &mut tp, rs);
-    b.extra_acked = [0, 0];
-    b.ack_epoch_acked = 0;
+    b.aggr.extra_acked = [0, 0];
+    b.aggr.epoch_acked = 0;
     let mut rs = sample_for(&b, &tp, 10.0, 40_000);
     rs.prior_delivered = 0;
     rs.acked_sacked = 10;
     ack(&mut b, &mut tp, rs);
-    assert_eq!(b.ack_epoch_mstamp_us, tp.now_us, "epoch restarted");
+    assert_eq!(b.aggr.epoch_mstamp_us, tp.now_us, "epoch restarted");
     assert_eq!(b.extra_acked(), 10);
     tp.now_us += 6_000;
     let mut rs = sample_for(&b, &tp, 10.0, 40_000);
@@ -289,7 +289,7 @@ fn ack_aggregation_measures_excess() {
     assert_eq!(b.extra_acked(), 45);
     assert_eq!(b.ack_aggregation_cwnd(), 45);
     // Capped at 100 ms of bw (83 packets).
-    b.extra_acked = [500, 0];
+    b.aggr.extra_acked = [500, 0];
     assert_eq!(b.ack_aggregation_cwnd(), 83);
 }
 

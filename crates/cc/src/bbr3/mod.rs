@@ -49,7 +49,7 @@ mod startup;
 pub use probe_bw::Phase;
 
 use crate::bbr::{
-    bw_to_bps, mix_seed, rate_bytes_per_sec, Mode, SplitMix64, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT,
+    bw_to_bps, mix_seed, rate_bytes_per_sec, AckAggregation, Mode, SplitMix64, BBR_SCALE, BBR_UNIT,
     BW_SCALE, BW_UNIT, CWND_MIN_TARGET, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS, GSO_MAX_BYTES, PACING_MARGIN_PERCENT,
     PACING_SHIFT, USEC_PER_MSEC,
 };
@@ -220,12 +220,9 @@ pub struct Bbr3 {
     alpha_last_delivered: u64,
     alpha_last_delivered_ce: u64,
 
-    // ACK aggregation.
-    ack_epoch_mstamp_us: u64,
-    ack_epoch_acked: u64,
-    extra_acked: [u32; 2],
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// Excess packets ACKed, max over two windows (one round in Startup,
+    /// then 5 rounds).
+    aggr: AckAggregation,
 }
 
 impl Bbr3 {
@@ -288,11 +285,7 @@ impl Bbr3 {
             ecn_alpha: ECN_ALPHA_INIT,
             alpha_last_delivered: 0,
             alpha_last_delivered_ce: 0,
-            ack_epoch_mstamp_us: 0,
-            ack_epoch_acked: 0,
-            extra_acked: [0; 2],
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggr: AckAggregation::default(),
         }
     }
 
@@ -333,7 +326,7 @@ impl Bbr3 {
 
     #[inline]
     fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1])
+        self.aggr.extra_acked()
     }
 
     /// Linux `bbr_bw_to_pacing_rate` (v3 floors the rate at 1 B/s).
@@ -646,33 +639,12 @@ impl Bbr3 {
 
     /// Linux `bbr_update_ack_aggregation`; the window is one round in Startup.
     fn update_ack_aggregation(&mut self, tp: &Sock, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
+        if EXTRA_ACKED_GAIN == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            let thresh = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self.delivered_mstamp_us.saturating_sub(self.ack_epoch_mstamp_us);
-        let mut expected_acked = (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128) as u64;
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked + rs.acked_sacked as u64 >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp_us = self.delivered_mstamp_us;
-            expected_acked = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked as u64).min(0xFFFFF);
-        let extra = (self.ack_epoch_acked - expected_acked).min(tp.snd_cwnd as u64) as u32;
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        if extra > *slot {
-            *slot = extra;
-        }
+        let window_rounds = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+        let bw = self.bw();
+        self.aggr.update(rs, self.round_start, window_rounds, bw, self.delivered_mstamp_us, tp.snd_cwnd);
     }
 
     /// Linux v3 `bbr_update_gains`: cwnd gain 2.25 in PROBE_UP.
@@ -745,7 +717,7 @@ impl CongestionControl for Bbr3 {
         self.min_rtt_stamp_us = tp.now_us;
         self.delivered_mstamp_us = tp.now_us;
         self.init_pacing_rate_from_rtt(tp);
-        self.ack_epoch_mstamp_us = tp.now_us;
+        self.aggr.epoch_mstamp_us = tp.now_us;
         // Start sampling ECN/loss rounds after the first flight is ACKed.
         self.loss_round_delivered = tp.delivered + 1;
         self.alpha_last_delivered = tp.delivered;
@@ -827,8 +799,7 @@ impl CongestionControl for Bbr3 {
                 return;
             }
             self.idle_restart = true;
-            self.ack_epoch_mstamp_us = tp.now_us;
-            self.ack_epoch_acked = 0;
+            self.aggr.restart_epoch(tp.now_us);
             if self.mode == Mode::ProbeBw {
                 let bw = self.bw();
                 self.set_pacing_rate(tp, bw, BBR_UNIT);
