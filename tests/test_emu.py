@@ -90,6 +90,15 @@ def write(tmp: Path, exp: dict[str, Any]) -> Path:
     return path
 
 
+def toml_value(v: Any) -> str:
+    """``v`` as the right-hand side of a TOML assignment (what ``--set PATH=VALUE`` takes)."""
+    import tomli_w
+
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()
+
+
 def wait_until_running(proc: subprocess.Popen[str], timeout: float = 20.0) -> None:
     """Until the run's emulator is up and its namespaces exist (then a little longer: traffic flows)."""
     deadline = time.monotonic() + timeout
@@ -236,10 +245,14 @@ def test_what_the_kernel_cannot_run_fails_before_anything_starts(tmp_path: Path)
         ({"flows[0].params.beta": 0.5}, "flows[0].params.beta: the kernel's cubic runs with beta = 717/1024"),
         ({"flows[0].recovery": "newreno"}, "flows[0].recovery: the kernel always recovers with SACK, RACK and PRR"),
         ({"tcp.header": 60}, "tcp.header: the kernel's TCP/IPv4 headers are 52 bytes"),
+        (
+            {"topology.bottleneck.loss": {"model": "periodic", "p": 0.001}},
+            "topology.bottleneck.loss: the emu backend supports a Bernoulli loss probability only",
+        ),
     ]
     path = write(tmp_path, exp)
     for overrides, expected in cases:
-        args = [f"--set={k}={json.dumps(v) if isinstance(v, str) else v}" for k, v in overrides.items()]
+        args = [f"--set={k}={toml_value(v)}" for k, v in overrides.items()]
         p = cli("run", str(path), "--backend", "emu", "--out", str(tmp_path / "never"), *args)
         _, err = p.communicate(timeout=60)
         assert p.returncode == 2, err

@@ -371,6 +371,8 @@ def check_spec(spec: Spec) -> None:
         raise SpecError("topology.bottleneck.qdisc", f'the emu backend runs "droptail" only, got "{qdisc}"')
     for which, path in (("bottleneck", "topology.bottleneck"), ("reverse", "topology.reverse")):
         link = eng[which]
+        if link.get("loss_model"):
+            raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
         for key in sorted(set(link) - _ENGINE_LINK_KEYS):
             if link[key]:
                 raise SpecError(f"{path}.{key.removesuffix('_ns')}", "not supported by the emu backend")

@@ -550,7 +550,8 @@ def _loss(value: Any, path: str) -> tuple[float | dict[str, Any], float, dict[st
             raise SpecError(
                 path,
                 f"expected a probability in [0, 1), got {describe(value)} "
-                '(or, for bursty loss, a table { model = "gilbert", p_gb = ..., p_bg = ... })',
+                '(or a table: { model = "gilbert", p_gb = ..., p_bg = ... } for bursty loss, '
+                '{ model = "periodic", p = ... } for deterministic loss)',
             )
         return float(value), float(value), None
     if "model" not in value:
