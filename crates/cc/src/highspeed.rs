@@ -300,14 +300,11 @@ impl CongestionControl for HighSpeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit;
     use crate::INFINITE_SSTHRESH;
 
     fn sock(cwnd: u32, ssthresh: u32) -> Sock {
-        let mut tp = Sock::new(1448, cwnd);
-        tp.snd_ssthresh = ssthresh;
-        tp.max_packets_out = cwnd;
-        tp.is_cwnd_limited = true;
-        tp
+        testkit::sock_at(cwnd, ssthresh, 0)
     }
 
     fn at(cwnd: u32) -> HighSpeed {

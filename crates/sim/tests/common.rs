@@ -106,3 +106,25 @@ pub fn utilisation(out: &Output, rate_mbps: u64, t0: f64, t1: f64) -> f64 {
     let total: u64 = bytes_between(out, t0, t1).iter().sum();
     total as f64 * 8.0 / (rate_mbps as f64 * 1e6 * (t1 - t0))
 }
+
+/// A flow of `cc` as the front ends build it (paced if the algorithm needs it).
+pub fn cc_flow(cc: &str, rtt_ms: u64) -> FlowConfig {
+    let mut f = flow(cc, rtt_ms);
+    f.pacing = cc::registry::info(cc).unwrap().needs_pacing;
+    f
+}
+
+/// Jain's index of two flows of `cc` started together over 60–120 s of
+/// 120 s (100 Mbit/s, 50 ms, 1 BDP DropTail), and their shares in bytes.
+pub fn pair_jain_120s(cc: &str) -> (f64, Vec<u64>) {
+    let out = run(&dumbbell(100, 50, 1.0, 120, vec![cc_flow(cc, 50), cc_flow(cc, 50)]));
+    let b = bytes_between(&out, 60.0, 120.0);
+    (jain(&[b[0] as f64, b[1] as f64]), b)
+}
+
+/// Utilisation of one flow of `cc` over 10–60 s of 60 s (100 Mbit/s, 50 ms,
+/// `bdp` of DropTail buffer).
+pub fn one_flow_utilisation(cc: &str, bdp: f64) -> f64 {
+    let out = run(&dumbbell(100, 50, bdp, 60, vec![cc_flow(cc, 50)]));
+    utilisation(&out, 100, 10.0, 60.0)
+}

@@ -22,28 +22,6 @@ const DELAY_BASED: [&str; 4] = ["compound", "fast", "vegas", "westwood"];
 /// measured figure and the reason: none (every one measured ≥ 0.9).
 const NOT_FAIR_TO_ITSELF: [(&str, &str); 0] = [];
 
-/// A flow of `cc` as the front ends build it (paced if the algorithm needs it).
-fn cc_flow(cc: &str, rtt_ms: u64) -> sim::FlowConfig {
-    let mut f = flow(cc, rtt_ms);
-    f.pacing = cc::registry::info(cc).unwrap().needs_pacing;
-    f
-}
-
-/// Jain's index of two flows of `cc` over 60–120 s of 120 s (100 Mbit/s,
-/// 50 ms, 1 BDP DropTail), and their shares in bytes.
-fn two_flow_jain(cc: &str) -> (f64, Vec<u64>) {
-    let out = run(&dumbbell(100, 50, 1.0, 120, vec![cc_flow(cc, 50), cc_flow(cc, 50)]));
-    let b = bytes_between(&out, 60.0, 120.0);
-    (jain(&[b[0] as f64, b[1] as f64]), b)
-}
-
-/// Utilisation of one flow of `cc` over 10–60 s of 60 s (100 Mbit/s, 50 ms,
-/// `bdp` of DropTail buffer).
-fn one_flow_utilisation(cc: &str, bdp: f64) -> f64 {
-    let out = run(&dumbbell(100, 50, bdp, 60, vec![cc_flow(cc, 50)]));
-    utilisation(&out, 100, 10.0, 60.0)
-}
-
 /// `f` over `items` on two threads (simulations are independent and
 /// deterministic; the order of the results is the order of `items`).
 fn on_two_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
@@ -58,9 +36,9 @@ fn on_two_threads<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> 
     })
 }
 
-/// Measured (seed 1): bbr 0.9997, bbr3 0.9766, bic 1.0000, cubic 0.9991,
-/// highspeed 1.0000, htcp 1.0000, illinois 0.9924, newreno 0.9796,
-/// reno 0.9973, scalable 0.9986, sqrt 0.9168. SQRT is the lowest (shares
+/// Measured (seed 1): bbr 0.9993, bbr3 0.9992, bic 1.0000, cubic 0.9991,
+/// highspeed 1.0000, htcp 0.9999, illinois 1.0000, newreno 0.9796,
+/// reno 1.0000, scalable 0.9611, sqrt 0.9168. SQRT is the lowest (shares
 /// 65:35): it sheds only β·√w per loss, so two windows converge slowly (the
 /// gap shrinks by about √w per shared loss, against w/2 for Reno). A new
 /// algorithm in the registry is checked here without a change to this test.
@@ -72,7 +50,7 @@ fn two_flows_of_each_algorithm_share_fairly() {
         .filter(|n| !DELAY_BASED.contains(n) && !NOT_FAIR_TO_ITSELF.iter().any(|(x, _)| x == n))
         .collect();
     assert!(names.len() >= 9, "registry: {names:?}");
-    let results = on_two_threads(&names, |cc| two_flow_jain(cc));
+    let results = on_two_threads(&names, |cc| pair_jain_120s(cc));
     for (cc, (j, b)) in names.iter().zip(&results) {
         println!("{cc:>10}: Jain {j:.4} (60–120 s), shares {b:?}");
     }
@@ -174,7 +152,7 @@ fn responses() -> Vec<Response> {
 #[ignore = "report: bench/family_table.sh"]
 fn family_table() {
     let algos: Vec<&str> = cc::algorithms().iter().map(|a| a.name).collect();
-    let jains = on_two_threads(&algos, |cc| two_flow_jain(cc).0);
+    let jains = on_two_threads(&algos, |cc| pair_jain_120s(cc).0);
     let utils = on_two_threads(&algos, |cc| (one_flow_utilisation(cc, 1.0), one_flow_utilisation(cc, 0.1)));
     let rows = responses();
     let errs = on_two_threads(&rows, |r| {
