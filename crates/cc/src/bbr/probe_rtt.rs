@@ -16,7 +16,7 @@ impl Bbr {
     pub(super) fn update_min_rtt(&mut self, tp: &mut Sock, rs: &RateSample) {
         let now = tp.now_us;
         let filter_expired = now > self.min_rtt_stamp_us.saturating_add(MIN_RTT_WIN_US);
-        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) <= self.min_rtt_us || (filter_expired && !rs.is_ack_delayed)) {
+        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < self.min_rtt_us || (filter_expired && !rs.is_ack_delayed)) {
             self.min_rtt_us = rs.rtt_us as u64;
             self.min_rtt_stamp_us = now;
         }
@@ -150,9 +150,10 @@ mod tests {
         assert_eq!(b.mode(), Mode::Startup);
     }
 
-    // The min_rtt filter: lower or equal samples refresh it; a higher
-    // sample replaces it only once the window expired and the ACK was not
-    // delayed.
+    // The min_rtt filter: only a strictly lower sample renews it (Linux
+    // since 4.x; with "lower or equal" a path with a constant RTT would
+    // never enter ProbeRTT); a higher sample replaces it only once the
+    // window expired and the ACK was not delayed.
     #[test]
     fn min_rtt_filter_window() {
         let (mut b, mut tp) = started();
@@ -161,14 +162,16 @@ mod tests {
         assert_eq!(b.min_rtt_us, 40_000);
         round_ack(&mut b, &mut tp, 1.0, 45_000);
         assert_eq!(b.min_rtt_us, 40_000);
-        let stamp = tp.now_us;
+        let stamp = b.min_rtt_stamp_us;
         round_ack(&mut b, &mut tp, 1.0, 40_000);
-        assert_eq!(b.min_rtt_stamp_us, stamp + 1_000, "equal sample refreshes the stamp");
+        assert_eq!(b.min_rtt_stamp_us, stamp, "an equal sample leaves the stamp");
+        round_ack(&mut b, &mut tp, 1.0, 39_000);
+        assert_eq!((b.min_rtt_us, b.min_rtt_stamp_us), (39_000, tp.now_us), "a lower sample renews it");
         tp.now_us += MIN_RTT_WIN_US;
         let mut rs = sample_for(&b, &tp, 1.0, 60_000);
         rs.is_ack_delayed = true;
         ack(&mut b, &mut tp, rs);
-        assert_eq!(b.min_rtt_us, 40_000, "delayed ACK does not replace an expired min");
+        assert_eq!(b.min_rtt_us, 39_000, "delayed ACK does not replace an expired min");
         let rs = sample_for(&b, &tp, 1.0, 60_000);
         ack(&mut b, &mut tp, rs);
         assert_eq!(b.min_rtt_us, 60_000);
