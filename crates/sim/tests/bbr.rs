@@ -256,7 +256,15 @@ fn v1_keeps_goodput_under_random_loss() {
 /// with a loss lowers bw_lo and inflight_lo to max(latest round's delivery,
 /// 0.7 × bound), and with 1 % loss nearly every round has one, so the
 /// bounds fall by about 0.5 % per round until the next REFILL (2–3 s).
-/// Kept as a failing check.
+/// The rate of that fall hinges on how far the round's best delivery-rate
+/// sample lands above the pacing rate (which is 1 % below bw_lo): scaling
+/// bw_latest by 1.005, 1.01 and 1.02 gives means of 79.7, 84.0 and
+/// 85.2 %. This simulator's samples carry no timing noise; the kernel's
+/// do. With BBR v1 on the same path (no loss, gain-1.0 phases, the last
+/// sample each 1 ms), the best sample per 40 ms over max_bw has median
+/// 0.9992 in the kernel through the emulation backend and 0.9900 here,
+/// while the median sample is 0.9899 in both. No kernel here runs v3, so
+/// the figure cannot be checked against Linux. Kept as a failing check.
 #[test]
 #[ignore = "BBR v3 keeps 78.4 % of the link at 1 % loss, mean of seeds 1-7 (target >= 80 %)"]
 fn v3_keeps_goodput_under_low_random_loss() {
