@@ -944,7 +944,8 @@ impl Sender {
         self.tp.ca_state = CaState::Recovery;
     }
 
-    fn to_open(&mut self) {
+    /// Back to Open: recovery or the loss state is over.
+    fn enter_open(&mut self) {
         self.cc.set_state(&mut self.tp, CaState::Open);
         self.tp.ca_state = CaState::Open;
     }
@@ -960,9 +961,9 @@ impl Sender {
                     self.tp.snd_cwnd = self.tp.snd_ssthresh;
                 }
                 self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
-                self.to_open();
+                self.enter_open();
             }
-            CaState::Loss if self.una >= self.high_seq => self.to_open(),
+            CaState::Loss if self.una >= self.high_seq => self.enter_open(),
             _ => {}
         }
         if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) && self.tp.lost_out > 0 {
@@ -1019,7 +1020,7 @@ impl Sender {
     fn state_machine_newreno(&mut self, pkt: &Packet, prior_una: u64, acked: u32) {
         let newly = self.una - prior_una;
         if self.tp.ca_state == CaState::Loss && self.una >= self.high_seq {
-            self.to_open();
+            self.enter_open();
         }
         if newly > 0 {
             self.dupacks = 0;
@@ -1028,7 +1029,7 @@ impl Sender {
                     // Full ACK: deflate to ssthresh and leave recovery.
                     self.tp.snd_cwnd = self.tp.snd_ssthresh;
                     self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
-                    self.to_open();
+                    self.enter_open();
                 } else {
                     // Partial ACK: retransmit the next hole; deflate by the amount
                     // acknowledged, add back one segment.
