@@ -166,48 +166,41 @@ fn scalable_follows_kelly_under_random_loss() {
 // ---------------------------------------------------------------------------
 // CUBIC at RTT 200 ms in the cubic region.
 
+/// CUBIC in `mode` against RFC 9438's AVG_W at each (p, losses to average
+/// over), within 15 %.
+fn check_cubic(mode: &str, loss: Loss, points: &[(f64, f64)]) {
+    let label = format!("cubic ({mode})");
+    let errs: Vec<_> = points.iter().map(|&(p, l)| cubic_case(&label, mode, loss, p, l).run().0).collect();
+    let process = if loss == Loss::Periodic { "periodic" } else { "random" };
+    check_all(&format!("cubic ({mode}, {process})"), &errs, 0.15);
+}
+
 /// RFC 9438 §5 derives AVG_W_cubic "assuming a deterministic loss model
 /// where the number of packets between two successive packet losses is
 /// always 1/p": under periodic loss. Measured (seed 11): Linux +13.5 %,
 /// −1.0 %, −0.9 % at 1e-4, 1e-5, 3e-6.
 #[test]
 fn cubic_linux_follows_rfc9438_under_periodic_loss() {
-    let errs: Vec<_> = [(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]
-        .iter()
-        .map(|&(p, l)| cubic_case("cubic (linux)", "linux", Loss::Periodic, p, l).run().0)
-        .collect();
-    check_all("cubic (linux, periodic)", &errs, 0.15);
+    check_cubic("linux", Loss::Periodic, &[(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]);
 }
 
 /// As above in RFC 9438 mode. Measured +0.5 %, +0.1 %, +0.1 %.
 #[test]
 fn cubic_rfc9438_follows_rfc9438_under_periodic_loss() {
-    let errs: Vec<_> = [(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]
-        .iter()
-        .map(|&(p, l)| cubic_case("cubic (rfc9438)", "rfc9438", Loss::Periodic, p, l).run().0)
-        .collect();
-    check_all("cubic (rfc9438, periodic)", &errs, 0.15);
+    check_cubic("rfc9438", Loss::Periodic, &[(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]);
 }
 
 // Random loss. RTT 200 ms: p = 1e-5, W = 1772 (Reno 386): measured 1982,
 // +11.8 %; p = 3e-6, W = 4372 (Reno 704): 4698, +7.5 %.
 #[test]
 fn cubic_linux_random_loss() {
-    let errs: Vec<_> = [(1e-5, 100.0), (3e-6, 30.0)]
-        .iter()
-        .map(|&(p, l)| cubic_case("cubic (linux)", "linux", Loss::Random, p, l).run().0)
-        .collect();
-    check_all("cubic (linux, random)", &errs, 0.15);
+    check_cubic("linux", Loss::Random, &[(1e-5, 100.0), (3e-6, 30.0)]);
 }
 
 // Measured 1970, +11.2 % at 1e-5; 4665, +6.7 % at 3e-6.
 #[test]
 fn cubic_rfc9438_random_loss() {
-    let errs: Vec<_> = [(1e-5, 100.0), (3e-6, 30.0)]
-        .iter()
-        .map(|&(p, l)| cubic_case("cubic (rfc9438)", "rfc9438", Loss::Random, p, l).run().0)
-        .collect();
-    check_all("cubic (rfc9438, random)", &errs, 0.15);
+    check_cubic("rfc9438", Loss::Random, &[(1e-5, 100.0), (3e-6, 30.0)]);
 }
 
 // Measured (seed 11, RTT 200 ms, p = 1e-4, W = 315): Linux 375.5, +19.1 %;
