@@ -272,7 +272,7 @@ impl CongestionControl for HighSpeed {
         // fractional, so its credits are 1/256 packet (cwnd_cnt saturates
         // only beyond 16.7 M packets of cwnd).
         let per = if self.cfg.count_acked_packets { acked as u64 } else { 1 };
-        let (credit, unit) = if self.cfg.rfc3649_aimd { (self.a_256() as u64, 1 << MD_SHIFT) } else { (self.a() as u64, 1) };
+        let (credit, unit) = if self.cfg.rfc3649_aimd { (self.a_256 as u64, 1 << MD_SHIFT) } else { (self.a() as u64, 1) };
         let cnt = tp.snd_cwnd_cnt as u64 + credit * per;
         let cwnd = tp.snd_cwnd as u64;
         let need = cwnd * unit;

@@ -599,9 +599,6 @@ impl Sender {
             return 0;
         }
         self.rack_advanced = false;
-        if self.rtx_sent.is_empty() {
-            return 0;
-        }
         let reo_wnd = self.rack_reo_wnd();
         let mut newly = 0;
         // In send order, so the first retransmission that is not yet lost
