@@ -27,7 +27,7 @@ from typing import Any
 import ccarena
 import numpy as np
 import pytest
-from ccarena import emulate
+from ccarena.backends import emu as emulate
 from ccarena.spec import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -272,7 +272,7 @@ def test_without_root_one_line_says_so(
     from ccarena import cli as ccarena_cli
 
     path = write(tmp_path, experiment("10Mbps", "20ms", "1bdp", "2s"))
-    monkeypatch.setattr(emulate.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     code = ccarena_cli.main(["run", str(path), "--backend", "emu", "--out", str(tmp_path / "x")])
     err = capsys.readouterr().err
     assert code == 2, err
@@ -286,7 +286,7 @@ def test_without_root_one_line_says_so(
 
 def test_an_algorithm_only_the_kernel_has_runs_without_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before the simulator had BBR, the emulator still ran the kernel's."""
-    monkeypatch.setattr(emulate, "_sim_algorithms", lambda: {"reno", "cubic"})
+    monkeypatch.setattr(emulate.checks, "_sim_algorithms", lambda: {"reno", "cubic"})
     spec = emulate.load_spec(experiment("10Mbps", "20ms", "1bdp", "2s"), set={"flows[0].cc": "bbr"})
     assert spec.resolved["flows"][0]["cc"] == "bbr"
     assert spec.engine["flows"][0]["cc"] == "bbr"

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from ccarena.metrics import jain_index, jain_window_ns, rate_bps, utilization, window_rates_bps
+from ccarena.analysis.metrics import jain_index, jain_window_ns, rate_bps, utilization, window_rates_bps
 
 
 @pytest.mark.parametrize(

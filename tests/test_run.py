@@ -11,7 +11,7 @@ from typing import Any
 import ccarena
 import numpy as np
 import pytest
-from ccarena import plots
+from ccarena.analysis import plots
 from ccarena.results import ResultExistsError
 
 SUMMARY_KEYS = {

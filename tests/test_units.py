@@ -3,7 +3,7 @@
 from fractions import Fraction
 
 import pytest
-from ccarena.units import (
+from ccarena.spec.units import (
     Size,
     UnitError,
     format_bytes,

@@ -12,30 +12,72 @@ returns a :class:`Result` with summary metrics and per-interval traces::
     result.save("results/exp")
 
 :func:`algorithms` lists the congestion-control algorithms and their
-parameters, :func:`load_spec` validates an experiment without running it.
+parameters, :func:`load_spec` validates an experiment without running it,
+:func:`compare` runs one experiment in the simulator and on the kernel.
+
+The package, by concern (each layer imports only the ones below it):
+
+* :mod:`ccarena.cli` — the ``ccarena`` command, one module per command;
+* :mod:`ccarena.runner` — :func:`run` and :func:`compare`;
+* :mod:`ccarena.backends` — where a run happens: ``sim`` and ``emu``;
+* :mod:`ccarena.results` — :class:`Result` in memory and on disk;
+* :mod:`ccarena.analysis` — metrics, tables, plots;
+* :mod:`ccarena.spec` — the experiment file: units, schema, validation.
+
+Names are imported when first used, so ``import ccarena`` stays cheap
+(numpy, pandas, pyarrow and matplotlib load only when a run needs them).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from . import _core
 from ._version import __version__
-from .results import FORMAT_VERSION, Result, ResultExistsError
-from .runner import run
-from .spec import Spec, SpecError, load_spec
+
+if TYPE_CHECKING:
+    from .results import FORMAT_VERSION, Result, ResultExistsError
+    from .runner import Comparison, compare, run
+    from .spec import Spec, SpecError, load_spec
 
 __all__ = [
     "FORMAT_VERSION",
+    "Comparison",
     "Result",
     "ResultExistsError",
     "Spec",
     "SpecError",
     "__version__",
     "algorithms",
+    "compare",
     "load_spec",
     "run",
 ]
+
+_LAZY = {
+    "FORMAT_VERSION": "results",
+    "Result": "results",
+    "ResultExistsError": "results",
+    "Comparison": "runner",
+    "compare": "runner",
+    "run": "runner",
+    "Spec": "spec",
+    "SpecError": "spec",
+    "load_spec": "spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ccarena' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def algorithms() -> list[dict[str, Any]]:
@@ -43,4 +85,6 @@ def algorithms() -> list[dict[str, Any]]:
     ``summary``, ``source``, ``default_recovery``, ``unconfirmed`` and
     ``params`` (each parameter's ``name``, ``type``, ``default``, range or
     ``choices``, and ``doc``)."""
+    from . import _core
+
     return [dict(a) for a in _core.cc_algorithms()]

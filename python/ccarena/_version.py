@@ -1,17 +1,7 @@
-"""The package version, from the installed metadata (or the compiled core)."""
+"""The package version: the compiled core's, which maturin also gives the installed package."""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from . import _core
 
-
-def _version() -> str:
-    try:
-        return version("ccarena")
-    except PackageNotFoundError:  # a source tree that is not installed
-        return str(_core.__version__)
-
-
-__version__: str = _version()
+__version__: str = str(_core.__version__)

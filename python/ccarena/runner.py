@@ -1,26 +1,39 @@
-"""Running an experiment: ``ccarena.run(spec) -> Result``, in the simulator
-(``backend="sim"``, the default) or on the kernel's TCP through the link
-emulator (``backend="emu"``, see :mod:`ccarena.emulate`); and
-``ccarena.compare(spec)``, which runs both (see :mod:`ccarena.compare`)."""
+"""Running experiments: ``ccarena.run(spec) -> Result`` in either backend, and
+``ccarena.compare(spec)``, which runs both and compares them.
+
+``compare`` writes one folder::
+
+    sim/           the simulated run (a normal result folder)
+    emu/           the emulated run (the same, plus the kernel facts in summary.json)
+    compare.json   the table of differences, per flow and overall
+    compare.txt    the same table as text (what the command prints)
+    compare.png    rate at the bottleneck and cwnd per flow, and the queue,
+                   simulated (solid) over emulated (dashed)
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import _core
+from .backends import BACKENDS
+from .backends.sim import simulate
 from .results import Result, ResultExistsError
-from .spec import Spec, load_spec
+from .results.store import atomic_folder, exists
+from .spec import Spec, SpecError, load_spec
 
-__all__ = ["BACKENDS", "compare", "run"]
+__all__ = ["BACKENDS", "Comparison", "compare", "run"]
 
-BACKENDS = ("sim", "emu")
-"""Where an experiment can run: the simulator, or real TCP through the link emulator."""
+Source = str | Path | Mapping[str, Any] | Spec
+"""An experiment: a file's path, a dict of the same shape, or a validated :class:`Spec`."""
 
 
 def run(
-    spec: str | Path | Mapping[str, Any] | Spec,
+    spec: Source,
     *,
     seed: int | None = None,
     set: Mapping[str, Any] | None = None,
@@ -44,15 +57,15 @@ def run(
     only once complete; a failed run leaves nothing behind.
 
     ``backend="emu"`` runs the flows as real Linux TCP connections through
-    ccarena's link emulator (root only; see :mod:`ccarena.emulate`); the
+    ccarena's link emulator (root only; see :mod:`ccarena.backends.emu`); the
     result has the same form, and its summary adds ``backend`` and ``emu``
     (kernel, sysctls, the emulator's timing).
 
     Raises :class:`~ccarena.spec.SpecError` for a mistake in the experiment
     (before anything runs or is written) and
     :class:`~ccarena.results.ResultExistsError` if ``out`` exists; with the
-    emulator also :class:`~ccarena.emulate.EmuUnavailable` when this machine
-    cannot emulate.
+    emulator also :class:`~ccarena.backends.emu.EmuUnavailable` when this
+    machine cannot emulate.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
@@ -64,17 +77,16 @@ def run(
     else:
         resolved = load_spec(source, seed=seed, set=set, **overrides)
     out_path = Path(out) if out is not None else None
-    if out_path is not None and (out_path.exists() or out_path.is_symlink()):
+    if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
-    raw = _core.simulate(resolved.engine)
-    result = Result.from_raw(raw, resolved)
+    result = Result.from_raw(simulate(resolved), resolved)
     if out_path is not None:
         result.save(out_path, figure=figure)
     return result
 
 
 def _run_emu(
-    spec: str | Path | Mapping[str, Any] | Spec,
+    spec: Source,
     *,
     seed: int | None,
     set: Mapping[str, Any] | None,
@@ -82,35 +94,96 @@ def _run_emu(
     figure: bool,
     **overrides: Any,
 ) -> Result:
-    from . import emulate
+    from .backends import emu
 
-    if isinstance(spec, Spec) and seed is None and not set and not overrides:
-        resolved = spec
-        emulate.check_spec(resolved)
-    else:
-        source = spec.resolved if isinstance(spec, Spec) else spec
-        resolved = emulate.load_spec(source, seed=seed, set=set, **overrides)
+    resolved = _emu_spec(spec, seed=seed, set=set, **overrides)
     out_path = Path(out) if out is not None else None
-    if out_path is not None and (out_path.exists() or out_path.is_symlink()):
+    if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
-    raw = emulate.emulate(resolved)
+    raw = emu.emulate(resolved)
     result = Result.from_raw(raw, resolved)
-    result.summary.update(emulate.summary_extras(raw))
+    result.summary.update(emu.summary_extras(raw))
     if out_path is not None:
         result.save(out_path, figure=figure)
     return result
 
 
+def _emu_spec(spec: Source, *, seed: int | None, set: Mapping[str, Any] | None, **overrides: Any) -> Spec:
+    """The experiment, checked for what the kernel and the emulator can run."""
+    from .backends import emu
+
+    if isinstance(spec, Spec) and seed is None and not set and not overrides:
+        emu.check_spec(spec)
+        return spec
+    source = spec.resolved if isinstance(spec, Spec) else spec
+    return emu.load_spec(source, seed=seed, set=set, **overrides)
+
+
+@dataclass
+class Comparison:
+    """Both runs of one experiment and the table of their differences."""
+
+    sim: Result
+    emu: Result
+    table: list[dict[str, Any]]
+    path: Path | None = None
+
+    def text(self) -> str:
+        """The table as text."""
+        from .analysis.comparison import format_table
+
+        return format_table(self.table, self.sim.summary)
+
+
 def compare(
-    spec: str | Path | Mapping[str, Any] | Spec,
+    spec: Source,
     *,
     seed: int | None = None,
     set: Mapping[str, Any] | None = None,
     out: str | Path | None = None,
     figure: bool = True,
     **overrides: Any,
-) -> Any:
-    """Runs an experiment in both backends; returns a :class:`ccarena.compare.Comparison`."""
-    from .compare import compare as _compare
+) -> Comparison:
+    """Runs the experiment in the simulator and in the emulator and compares them.
 
-    return _compare(spec, seed=seed, set=set, out=out, figure=figure, **overrides)
+    Every algorithm must exist in both (the kernel's and ccarena's). With
+    ``out`` the folder described in this module is written (it must not
+    exist; it appears only when complete).
+    """
+    from .analysis.comparison import differences
+    from .backends import emu
+
+    resolved = _emu_spec(spec, seed=seed, set=set, **overrides)
+    known = {str(a["name"]) for a in _core.cc_algorithms()}
+    for gi, g in enumerate(resolved.resolved["flows"]):
+        if g["cc"] not in known:
+            raise SpecError(
+                f"flows[{gi}].cc",
+                f'"{g["cc"]}" is not in the simulator (it has: {", ".join(sorted(known))}); compare needs both backends',
+            )
+    out_path = Path(out) if out is not None else None
+    if out_path is not None and exists(out_path):
+        raise ResultExistsError(out_path)
+    emu.check_environment()
+    sim = run(resolved)
+    emulated = run(resolved, backend="emu")
+    cmp = Comparison(sim, emulated, differences(sim.summary, emulated.summary))
+    if out_path is not None:
+        _save(cmp, out_path, figure)
+    return cmp
+
+
+def _save(cmp: Comparison, out: Path, with_figure: bool) -> None:
+    from .analysis.comparison import figure
+
+    with atomic_folder(out) as tmp:
+        cmp.sim.save(tmp / "sim", figure=with_figure)
+        cmp.emu.save(tmp / "emu", figure=with_figure)
+        doc = {"name": cmp.sim.summary["name"], "seed": cmp.sim.summary["seed"], "rows": cmp.table}
+        (tmp / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        (tmp / "compare.txt").write_text(cmp.text() + "\n", encoding="utf-8")
+        if with_figure:
+            figure(cmp.sim, cmp.emu).savefig(tmp / "compare.png", dpi=120)
+    cmp.path = out
+    cmp.sim.path = out / "sim"
+    cmp.emu.path = out / "emu"

@@ -67,6 +67,15 @@ _SIZE_RE = re.compile(_NUMBER + r"\s*(?P<unit>[kKmMgGtT]?(?:i)?B|pkts?|bdp)")
 _BYTE_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY_PREFIX = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
+# The same forms as regular expressions without named groups (ECMA-262 flavour
+# as JSON Schema's "pattern" takes them); spaces around the value are allowed.
+_PLAIN_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+RATE_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*[kKmMgGtT]?bps\s*$"
+TIME_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*(?:ns|us|µs|ms|s|min|h)\s*$"
+SIZE_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*(?:[kKmMgGtT]?i?B|pkts?|bdp)\s*$"
+BYTES_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*[kKmMgGtT]?i?B\s*$"
+"""Patterns of rates, times, sizes and byte sizes, for the experiment file's JSON Schema."""
+
 RATE_EXAMPLE = 'a rate such as "100Mbps"'
 TIME_EXAMPLE = 'a time such as "20ms"'
 SIZE_EXAMPLE = 'a size such as "64KB", "100pkts" or "1bdp"'

@@ -1,8 +1,8 @@
 """Plots: a registry of named recipes.
 
 A recipe is a list of panels stacked over a shared time axis. Each panel is
-a function that draws one quantity of a :class:`~ccarena.results.Result`
-into a matplotlib ``Axes``. ``figure(result, "overview")`` builds a figure
+a function that draws one quantity of a run (a :class:`RunData`, such as
+:class:`ccarena.Result`) into a matplotlib ``Axes``. ``figure(result, "overview")`` builds a figure
 from a recipe and ``save(result, path)`` writes it; ``PLOTS`` lists the
 recipes by name:
 
@@ -22,19 +22,63 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:
-    from .results import Result
+__all__ = [
+    "PLOTS",
+    "Recipe",
+    "RunData",
+    "column",
+    "cwnd_panel",
+    "figure",
+    "queue_panel",
+    "rate_panel",
+    "register",
+    "rtt_panel",
+    "save",
+]
 
-__all__ = ["PLOTS", "Recipe", "cwnd_panel", "figure", "queue_panel", "rate_panel", "register", "rtt_panel", "save"]
 
-Panel = Callable[["Result", Axes], None]
+class RunData(Protocol):
+    """What a plot reads of a run: its summary and its traces as Arrow tables."""
+
+    @property
+    def summary(self) -> dict[str, Any]: ...
+
+    @property
+    def flows_arrow(self) -> Any: ...
+
+    @property
+    def queue_arrow(self) -> Any: ...
+
+
+_NUMPY_TYPES = {"double": "<f8", "uint64": "<u8", "uint32": "<u4", "int64": "<i8", "int32": "<i4", "uint8": "u1"}
+
+
+def column(table: Any, name: str) -> npt.NDArray[Any]:
+    """One numeric column of an Arrow table as a numpy array, nulls as NaN.
+
+    Read from the Arrow buffer directly: pyarrow's own ``to_numpy`` imports
+    pandas, which would cost more than drawing the figure.
+    """
+    arr = table.column(name).combine_chunks()
+    dtype = np.dtype(_NUMPY_TYPES[str(arr.type)])
+    values: npt.NDArray[Any] = np.frombuffer(
+        arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize
+    )
+    if arr.null_count:
+        valid = np.unpackbits(np.frombuffer(arr.buffers()[0], dtype=np.uint8), bitorder="little")
+        values = np.where(valid[arr.offset : arr.offset + len(arr)].astype(bool), values, np.nan)
+    return values
+
+
+Panel = Callable[[RunData, Axes], None]
 
 MAX_LEGEND_FLOWS = 12
 
@@ -59,41 +103,45 @@ def register(name: str, description: str, panels: Sequence[Panel]) -> Recipe:
     return recipe
 
 
-def _series(result: Result, column: str, *, only_running: bool = False) -> list[tuple[str, Any, Any, int]]:
+def _series(result: RunData, name: str, *, only_running: bool = False) -> list[tuple[str, Any, Any, int]]:
     """(label, time_s, values, colour index) per line: one per flow, or per group when there are many flows.
 
     With ``only_running`` the rows before a flow starts and after it ends
     are left out (its sender state means nothing there).
     """
-    df = result.flows
-    if df.empty:
+    table = result.flows_arrow
+    if table.num_rows == 0:
         return []
     flows = result.summary["flows"]
+    t = column(table, "time_s")
+    ids = column(table, "flow").astype(np.int64)
+    values = column(table, name).astype(np.float64)
+    keep = np.ones(len(t), dtype=bool)
     if only_running:
         start = np.asarray([f["start_s"] for f in flows], dtype=np.float64)
         end = np.asarray([f["end_s"] for f in flows], dtype=np.float64)
-        t = df["time_s"].to_numpy()
-        ids = df["flow"].to_numpy(np.int64)
         interval = float(result.summary["interval_s"])
-        df = df[(t > start[ids]) & (t - interval < end[ids])]
+        keep = (t > start[ids]) & (t - interval < end[ids])
     out: list[tuple[str, Any, Any, int]] = []
     if len(flows) <= MAX_LEGEND_FLOWS:
         for f in flows:
-            sub = df[df["flow"] == f["id"]]
-            out.append((f"flow {f['id']} ({f['cc']})", sub["time_s"].to_numpy(), sub[column].to_numpy(float), f["id"]))
+            sel = keep & (ids == f["id"])
+            out.append((f"flow {f['id']} ({f['cc']})", t[sel], values[sel], f["id"]))
         return out
-    # Many flows: one line per group, the mean over its flows.
+    # Many flows: one line per group, the mean over its flows at each time.
+    groups = column(table, "group")
+    t_ns = column(table, "t_ns")
     for g in sorted({int(f["group"]) for f in flows}):
-        sub = df[df["group"] == g]
-        mean = sub.groupby("t_ns", sort=True)[column].mean()
+        sel = keep & (groups == g)
+        times, at = np.unique(t_ns[sel], return_inverse=True)
+        mean = np.bincount(at, weights=values[sel]) / np.bincount(at)
         cc = next(f["cc"] for f in flows if f["group"] == g)
         n = sum(1 for f in flows if f["group"] == g)
-        t = mean.index.to_numpy(np.float64) / 1e9
-        out.append((f"group {g} ({cc}, mean of {n})", t, mean.to_numpy(float), g))
+        out.append((f"group {g} ({cc}, mean of {n})", times.astype(np.float64) / 1e9, mean, g))
     return out
 
 
-def _bin_edges(result: Result, t: Any) -> Any:
+def _bin_edges(result: RunData, t: Any) -> Any:
     """Edges of the intervals that end at the times ``t`` (seconds)."""
     interval = float(result.summary["interval_s"])
     first = np.floor(np.round(t[0] / interval, 9) - 1e-9) * interval if len(t) else 0.0
@@ -104,17 +152,17 @@ def _colour(i: int) -> str:
     return f"C{i % 10}"
 
 
-def rate_panel(result: Result, ax: Axes) -> None:
+def rate_panel(result: RunData, ax: Axes) -> None:
     """Per-flow rate at the bottleneck, Mbit/s, with background traffic dotted and the link capacity dashed."""
     for label, t, v, c in _series(result, "rate_bps"):
         if len(t):
             ax.stairs(v / 1e6, _bin_edges(result, t), baseline=None, label=label, color=_colour(c), linewidth=1.0)
-    q = result.queue
-    if "background_bytes" in q.columns and len(q) and q["background_bytes"].to_numpy().any():
+    q = result.queue_arrow
+    if "background_bytes" in q.column_names and q.num_rows and column(q, "background_bytes").any():
         # Background traffic (TCP transfers and UDP) leaving the bottleneck, as a rate.
-        t = q["time_s"].to_numpy(np.float64)
+        t = column(q, "time_s").astype(np.float64)
         edges = _bin_edges(result, t)
-        bg = q["background_bytes"].to_numpy(np.float64) * 8.0 / np.diff(edges)
+        bg = column(q, "background_bytes").astype(np.float64) * 8.0 / np.diff(edges)
         ax.stairs(bg / 1e6, edges, baseline=None, label="background", color="0.55", linewidth=0.8, linestyle=":")
     cap = result.summary["bottleneck"]["rate_bps"] / 1e6
     ax.axhline(cap, color="0.4", linestyle="--", linewidth=0.8, label="capacity")
@@ -122,7 +170,7 @@ def rate_panel(result: Result, ax: Axes) -> None:
     ax.set_ylim(bottom=0)
 
 
-def cwnd_panel(result: Result, ax: Axes) -> None:
+def cwnd_panel(result: RunData, ax: Axes) -> None:
     """Per-flow congestion window, packets."""
     for label, t, v, c in _series(result, "cwnd_pkts", only_running=True):
         ax.plot(t, v, label=label, color=_colour(c), linewidth=1.0)
@@ -130,7 +178,7 @@ def cwnd_panel(result: Result, ax: Axes) -> None:
     ax.set_ylim(bottom=0)
 
 
-def rtt_panel(result: Result, ax: Axes) -> None:
+def rtt_panel(result: RunData, ax: Axes) -> None:
     """Per-flow smoothed RTT, milliseconds."""
     for label, t, v, c in _series(result, "srtt_us", only_running=True):
         ax.plot(t, v / 1e3, label=label, color=_colour(c), linewidth=1.0)
@@ -138,11 +186,11 @@ def rtt_panel(result: Result, ax: Axes) -> None:
     ax.set_ylim(bottom=0)
 
 
-def queue_panel(result: Result, ax: Axes) -> None:
+def queue_panel(result: RunData, ax: Axes) -> None:
     """Bottleneck backlog, packets, with the buffer limit dashed when it is in packets."""
-    q = result.queue
-    if not q.empty:
-        ax.plot(q["time_s"].to_numpy(), q["backlog_pkts"].to_numpy(float), color="0.2", linewidth=1.0, label="backlog")
+    q = result.queue_arrow
+    if q.num_rows:
+        ax.plot(column(q, "time_s"), column(q, "backlog_pkts").astype(np.float64), color="0.2", linewidth=1.0, label="backlog")
     limit = result.summary["bottleneck"].get("buffer_pkts")
     if limit is not None:
         ax.axhline(limit, color="0.4", linestyle="--", linewidth=0.8, label="buffer")
@@ -158,14 +206,17 @@ register("rtt", "per-flow smoothed RTT over time", [rtt_panel])
 register("rate_cwnd", "rate at the bottleneck and cwnd over time", [rate_panel, cwnd_panel])
 
 
-def figure(result: Result, kind: str = "overview") -> Figure:
+def figure(result: RunData, kind: str = "overview") -> Figure:
     """Draws the recipe ``kind`` for one result and returns the figure."""
     if kind not in PLOTS:
         raise KeyError(f'unknown plot "{kind}" (known: {", ".join(sorted(PLOTS))})')
     recipe = PLOTS[kind]
     n = len(recipe.panels)
-    fig = Figure(figsize=(10, 1.0 + 2.4 * n), layout="constrained")
+    height = 1.0 + 2.4 * n
+    fig = Figure(figsize=(10, height))
     FigureCanvasAgg(fig)
+    # Fixed margins (inches) rather than a layout engine, which would lay the figure out twice.
+    fig.subplots_adjust(left=0.09, right=0.78, top=1 - 0.55 / height, bottom=0.6 / height, hspace=0.12)
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for panel, ax in zip(recipe.panels, axes, strict=True):
         panel(result, ax)
@@ -180,8 +231,13 @@ def figure(result: Result, kind: str = "overview") -> Figure:
     return fig
 
 
-def save(result: Result, path: str | Path, kind: str = "overview", dpi: int = 120) -> Path:
-    """Draws the recipe ``kind`` and writes it to ``path`` (PNG, SVG or PDF by extension)."""
+def save(result: RunData, path: str | Path, kind: str = "overview", dpi: int = 120) -> Path:
+    """Draws the recipe ``kind`` and writes it to ``path`` (PNG, SVG or PDF by extension).
+
+    PNGs are written with light compression: a little larger, much quicker.
+    """
     fig = figure(result, kind)
-    fig.savefig(path, dpi=dpi)
+    png = str(path).lower().endswith(".png")
+    fig.savefig(path, dpi=dpi, **({"pil_kwargs": {"compress_level": 1}} if png else {}))
     return Path(path)
+

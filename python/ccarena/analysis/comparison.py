@@ -1,60 +1,30 @@
-"""Simulation against the kernel: one experiment in both backends.
+"""Simulator against kernel: the table of differences and the side-by-side figure.
 
-``ccarena compare FILE`` (or :func:`compare`) runs the experiment in the
-simulator and on real Linux TCP through the link emulator, and writes one
-folder::
-
-    sim/           the simulated run (a normal result folder)
-    emu/           the emulated run (the same, plus the kernel facts in summary.json)
-    compare.json   the table of differences, per flow and overall
-    compare.txt    the same table as text (what the command prints)
-    compare.png    rate at the bottleneck and cwnd per flow, and the queue,
-                   simulated (solid) over emulated (dashed)
-
-The table gives, for each flow, goodput, mean RTT and retransmits, and for
+For each flow the table gives goodput, mean RTT and retransmits, and for
 the link its utilisation: simulated, emulated, the difference emu − sim and
-the relative difference (emu − sim) / sim.
+the relative difference (emu − sim) / sim. The figure draws rate at the
+bottleneck and cwnd per flow, and the queue, simulated (solid) over
+emulated (dashed).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from . import _core
-from .results import Result, ResultExistsError, _make_temp_dir
-from .spec import Spec, SpecError
+from .plots import RunData, column
 
-__all__ = ["Comparison", "compare", "differences", "format_table"]
+__all__ = ["QUANTITIES", "differences", "figure", "format_table"]
 
 QUANTITIES = (
     ("goodput_mbps", "goodput", "Mbit/s"),
     ("rtt_mean_ms", "mean RTT", "ms"),
     ("retransmits", "retransmits", "pkts"),
 )
-
-
-@dataclass
-class Comparison:
-    """Both runs of one experiment and the table of their differences."""
-
-    sim: Result
-    emu: Result
-    table: list[dict[str, Any]]
-    path: Path | None = None
-
-    def text(self) -> str:
-        """The table as text."""
-        return format_table(self.table, self.sim.summary)
 
 
 def _row(quantity: str, unit: str, flow: str, cc: str, sim: float | None, emu: float | None) -> dict[str, Any]:
@@ -117,18 +87,17 @@ def format_table(rows: list[dict[str, Any]], sim_summary: Mapping[str, Any] | No
     return "\n".join(out)
 
 
-def _series(result: Result, column: str) -> list[tuple[int, str, Any, Any]]:
-    df = result.flows
-    if df.empty or column not in df:
+def _series(result: RunData, name: str) -> list[tuple[int, str, Any, Any]]:
+    table = result.flows_arrow
+    if table.num_rows == 0 or name not in table.column_names:
         return []
-    out = []
-    for f in result.summary["flows"]:
-        sub = df[df["flow"] == f["id"]]
-        out.append((int(f["id"]), str(f["cc"]), sub["time_s"].to_numpy(float), sub[column].to_numpy(float)))
-    return out
+    t = column(table, "time_s").astype(np.float64)
+    ids = column(table, "flow")
+    values = column(table, name).astype(np.float64)
+    return [(int(f["id"]), str(f["cc"]), t[ids == f["id"]], values[ids == f["id"]]) for f in result.summary["flows"]]
 
 
-def figure(sim: Result, emu: Result) -> Figure:
+def figure(sim: RunData, emu: RunData) -> Figure:
     """Rate at the bottleneck and cwnd per flow, and the queue backlog: sim solid, emu dashed."""
     fig = Figure(figsize=(10, 8.2), layout="constrained")
     FigureCanvasAgg(fig)
@@ -149,11 +118,11 @@ def figure(sim: Result, emu: Result) -> Figure:
                 )
         for fid, cc, t, v in _series(result, "cwnd_pkts"):
             ax_cwnd.plot(t, v, color=f"C{fid % 10}", linestyle=style, linewidth=1.0, label=f"flow {fid} {tag}")
-        q = result.queue
-        if not q.empty:
+        q = result.queue_arrow
+        if q.num_rows:
             ax_queue.plot(
-                q["time_s"].to_numpy(),
-                q["backlog_pkts"].to_numpy(float),
+                column(q, "time_s"),
+                column(q, "backlog_pkts").astype(np.float64),
                 color="0.2",
                 linestyle=style,
                 linewidth=1.0,
@@ -181,68 +150,3 @@ def figure(sim: Result, emu: Result) -> Figure:
         fontsize="medium",
     )
     return fig
-
-
-def compare(
-    spec: str | Path | Mapping[str, Any] | Spec,
-    *,
-    seed: int | None = None,
-    set: Mapping[str, Any] | None = None,
-    out: str | Path | None = None,
-    figure: bool = True,
-    **overrides: Any,
-) -> Comparison:
-    """Runs the experiment in the simulator and in the emulator and compares them.
-
-    Every algorithm must exist in both (the kernel's and ccarena's). With
-    ``out`` the folder described in this module is written (it must not
-    exist; it appears only when complete).
-    """
-    from . import emulate
-    from .runner import run
-
-    if isinstance(spec, Spec) and seed is None and not set and not overrides:
-        resolved = spec
-        emulate.check_spec(resolved)
-    else:
-        source = spec.resolved if isinstance(spec, Spec) else spec
-        resolved = emulate.load_spec(source, seed=seed, set=set, **overrides)
-    known = {str(a["name"]) for a in _core.cc_algorithms()}
-    for gi, g in enumerate(resolved.resolved["flows"]):
-        if g["cc"] not in known:
-            raise SpecError(
-                f"flows[{gi}].cc",
-                f'"{g["cc"]}" is not in the simulator (it has: {", ".join(sorted(known))}); compare needs both backends',
-            )
-    out_path = Path(out) if out is not None else None
-    if out_path is not None and (out_path.exists() or out_path.is_symlink()):
-        raise ResultExistsError(out_path)
-    emulate.check_environment()
-    sim = run(resolved)
-    emu = run(resolved, backend="emu")
-    cmp = Comparison(sim, emu, differences(sim.summary, emu.summary))
-    if out_path is not None:
-        _save(cmp, out_path, figure)
-    return cmp
-
-
-def _save(cmp: Comparison, out: Path, with_figure: bool) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _make_temp_dir(out.parent, out.name)
-    try:
-        cmp.sim.save(tmp / "sim", figure=with_figure)
-        cmp.emu.save(tmp / "emu", figure=with_figure)
-        doc = {"name": cmp.sim.summary["name"], "seed": cmp.sim.summary["seed"], "rows": cmp.table}
-        (tmp / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        (tmp / "compare.txt").write_text(cmp.text() + "\n", encoding="utf-8")
-        if with_figure:
-            figure(cmp.sim, cmp.emu).savefig(tmp / "compare.png", dpi=120)
-        if out.exists() or out.is_symlink():
-            raise ResultExistsError(out)
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    cmp.path = out
-    cmp.sim.path = out / "sim"
-    cmp.emu.path = out / "emu"

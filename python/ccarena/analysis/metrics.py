@@ -1,6 +1,6 @@
 """Metrics: small pure functions, and the summary of one run.
 
-Conventions follow ``reference/metrics.md``:
+Conventions:
 
 * **Rate at the bottleneck** of a flow is the wire bytes (headers and
   retransmissions included) of that flow leaving the bottleneck queue,
@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from .spec import Spec
+    from ..spec import Spec
 
 __all__ = [
     "FORMAT_VERSION",
@@ -319,7 +319,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     bottleneck: dict[str, Any] = {"rate_bps": rate, "delay_ms": _num(int(bn["delay_ns"]) / 1e6, 6), "loss": bn["loss"]}
     if isinstance(bn_loss, Mapping):
         # Gilbert-Elliott: "loss" is the long-run loss rate, the model is beside it.
-        from .spec import stationary_loss
+        from ..spec import stationary_loss
 
         bottleneck["loss"] = _num(stationary_loss(bn_loss), 9)
         bottleneck["loss_model"] = dict(bn_loss)

@@ -1,0 +1,224 @@
+"""What the kernel offers, and which experiments it can run.
+
+:func:`load_spec` validates an experiment as the simulator does and then
+refuses, with one line naming the field, anything the kernel's TCP or the
+emulator cannot do."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ... import _core
+from ...spec import Spec, SpecError, apply_overrides, read_toml, resolve
+from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE
+
+
+def kernel_algorithms() -> list[str]:
+    """The congestion-control algorithms the running kernel offers."""
+    try:
+        text = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text()
+    except OSError:
+        return []
+    return text.split()
+
+def _sim_algorithms() -> set[str]:
+    return {str(a["name"]) for a in _core.cc_algorithms()}
+
+def load_spec(
+    source: str | Path | Mapping[str, Any],
+    *,
+    seed: int | None = None,
+    set: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> Spec:
+    """Like :func:`ccarena.load_spec`, for the emulation backend.
+
+    Every algorithm must be one the kernel offers; an algorithm the kernel
+    has but the simulator does not (e.g. ``bbr`` before the simulator has
+    it) is accepted without parameters. Raises :class:`SpecError`, and
+    checks everything :func:`check_spec` checks.
+    """
+    if isinstance(source, Mapping):
+        raw = dict(source)
+        default_name = "experiment"
+    else:
+        raw = read_toml(source)
+        default_name = Path(source).stem
+    raw = apply_overrides(raw, overrides)
+    if set:
+        raw = apply_overrides(raw, set)
+    if seed is not None:
+        raw["seed"] = seed
+    kernel = kernel_algorithms()
+    known = _sim_algorithms()
+    kernel_only: dict[int, str] = {}
+    groups = raw.get("flows")
+    if isinstance(groups, list):
+        for gi, g in enumerate(groups):
+            if not isinstance(g, dict) or not isinstance(g.get("cc"), str):
+                continue
+            cc = g["cc"]
+            _check_kernel_has(cc, f"flows[{gi}].cc", kernel)
+            if cc not in known:
+                if g.get("params"):
+                    raise SpecError(
+                        f"flows[{gi}].params",
+                        f"the kernel's {cc} takes no per-flow parameters here (ccarena's simulator has no \"{cc}\" "
+                        "to check them against)",
+                    )
+                kernel_only[gi] = cc
+                groups[gi] = {**g, "cc": "reno"}  # a stand-in for validating the rest of the group
+    spec = resolve(raw, default_name=default_name)
+    if kernel_only:
+        for gi, cc in kernel_only.items():
+            rf = spec.resolved["flows"][gi]
+            rf["cc"] = cc
+            rf.pop("params", None)
+            rf["recovery"] = "prr"
+        for ef, gi in zip(spec.engine["flows"], spec.flow_groups, strict=True):
+            if gi in kernel_only:
+                ef["cc"] = kernel_only[gi]
+                ef["params"] = {}
+                ef["recovery"] = "prr"
+    check_spec(spec)
+    return spec
+
+def _check_kernel_has(cc: str, path: str, kernel: list[str]) -> None:
+    if cc not in kernel:
+        offers = ", ".join(kernel) if kernel else "nothing readable"
+        raise SpecError(
+            path, f'"{cc}" is not in this kernel (it offers: {offers}); the emu backend runs the kernel\'s algorithms'
+        )
+
+def _cubic_module_params() -> dict[str, Any]:
+    """The kernel's CUBIC module parameters in the simulator's terms."""
+    base = Path("/sys/module/tcp_cubic/parameters")
+
+    def read(name: str) -> int | None:
+        try:
+            return int((base / name).read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    out: dict[str, Any] = {}
+    beta, scale = read("beta"), read("bic_scale")
+    if beta is not None:
+        out["beta"] = (beta, lambda v: round(float(v) * 1024) == beta, f"{beta}/1024")
+    if scale is not None:
+        out["c"] = (scale, lambda v: round(float(v) * 1024) == scale * 10, f"bic_scale={scale} (C = {scale * 10}/1024)")
+    for name in ("fast_convergence", "tcp_friendliness", "hystart"):
+        v = read(name)
+        if v is not None:
+            out[name] = (v, lambda x, v=v: bool(x) == bool(v), str(v))
+    detect = read("hystart_detect")
+    if detect is not None:
+        out["hystart_ack_train"] = (detect, lambda x: bool(x) == bool(detect & 1), f"hystart_detect={detect}")
+        out["hystart_delay"] = (detect, lambda x: bool(x) == bool(detect & 2), f"hystart_detect={detect}")
+    for name in ("hystart_low_window", "hystart_ack_delta_us", "initial_ssthresh"):
+        v = read(name)
+        if v is not None:
+            out[name] = (v, lambda x, v=v: int(x) == v, str(v))
+    return out
+
+def _check_params(cc: str, params: Mapping[str, Any], path: str) -> None:
+    """Algorithm parameters must be what the kernel runs with (module parameters are global)."""
+    if not params:
+        return
+    defaults: dict[str, Any] = {}
+    for a in _core.cc_algorithms():
+        if a["name"] == cc:
+            defaults = {p["name"]: p["default"] for p in a["params"]}
+    kernel = _cubic_module_params() if cc == "cubic" else {}
+    for name, value in params.items():
+        if name in kernel:
+            _, matches, shown = kernel[name]
+            if not matches(value):
+                raise SpecError(
+                    f"{path}.params.{name}",
+                    f"the kernel's {cc} runs with {name} = {shown} (module parameter in /sys/module/tcp_{cc}/"
+                    f"parameters, shared by every connection); the emu backend cannot use {value!r}",
+                )
+        elif name in defaults and value != defaults[name]:
+            raise SpecError(
+                f"{path}.params.{name}",
+                f"the kernel's {cc} has no such setting; only the default {defaults[name]!r} runs",
+            )
+
+_ENGINE_KEYS = {"seed", "duration_ns", "interval_ns", "trace", "bottleneck", "reverse", "flows"}
+
+_ENGINE_FLOW_KEYS = {
+    "cc",
+    "params",
+    "start_ns",
+    "stop_ns",
+    "rtt_ns",
+    "mss",
+    "header_bytes",
+    "init_cwnd",
+    "rwnd_bytes",
+    "pacing",
+    "recovery",
+    "app",
+    "app_bytes",
+    "app_rate_bps",
+}
+
+_ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss"}
+
+def check_spec(spec: Spec) -> None:
+    """Refuses, with the field's path, what the emulation backend cannot run."""
+    eng = spec.engine
+    kernel = kernel_algorithms()
+    for key in sorted(set(eng) - _ENGINE_KEYS):
+        if eng[key]:
+            where = "background" if "source" in key else key
+            raise SpecError(where, "the emu backend does not run this yet (flows and the bottleneck only)")
+    qdisc = spec.resolved["topology"]["bottleneck"].get("qdisc", "droptail")
+    if qdisc != "droptail":
+        raise SpecError("topology.bottleneck.qdisc", f'the emu backend runs "droptail" only, got "{qdisc}"')
+    for which, path in (("bottleneck", "topology.bottleneck"), ("reverse", "topology.reverse")):
+        link = eng[which]
+        if link.get("loss_model"):
+            raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
+        for key in sorted(set(link) - _ENGINE_LINK_KEYS):
+            if link[key]:
+                raise SpecError(f"{path}.{key.removesuffix('_ns')}", "not supported by the emu backend")
+        if int(link["rate_bps"]) > MAX_RATE_BPS:
+            raise SpecError(
+                f"{path}.rate",
+                f"the emu backend forwards at most {MAX_RATE_BPS // 10**6} Mbit/s (about 300 Mbit/s of "
+                "1500-byte packets on the machine it was built on)",
+            )
+    if not isinstance(eng["bottleneck"]["loss"], (int, float)):
+        raise SpecError("topology.bottleneck.loss", "the emu backend supports a Bernoulli loss probability only")
+    if float(eng["reverse"].get("loss", 0.0)) != 0.0:
+        raise SpecError("topology.reverse.loss", "the emu backend has no loss on the reverse link")
+    headers = {int(f["header_bytes"]) for f in eng["flows"]}
+    for h in headers:
+        if h not in _KERNEL_HEADERS:
+            raise SpecError(
+                "tcp.header",
+                f"the kernel's TCP/IPv4 headers are 52 bytes (with timestamps) or 40 (without); got {h}",
+            )
+    n = len(eng["flows"])
+    if PORT_BASE + n > 65535:
+        raise SpecError("flows", f"the emu backend runs at most {65535 - PORT_BASE} flows")
+    seen: set[int] = set()
+    for ef, gi in zip(eng["flows"], spec.flow_groups, strict=True):
+        if gi in seen:
+            continue
+        seen.add(gi)
+        path = f"flows[{gi}]"
+        for key in sorted(set(ef) - _ENGINE_FLOW_KEYS):
+            if ef[key]:
+                raise SpecError(f"{path}.{key}", "not supported by the emu backend")
+        cc = str(ef["cc"])
+        _check_kernel_has(cc, f"{path}.cc", kernel)
+        if ef.get("recovery") not in (None, "prr"):
+            raise SpecError(
+                f"{path}.recovery",
+                f'the kernel always recovers with SACK, RACK and PRR; "{ef["recovery"]}" cannot be emulated',
+            )
+        _check_params(cc, ef.get("params") or {}, path)

@@ -1,0 +1,86 @@
+"""Names, limits and errors shared by every part of the emulation backend."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PREFIX = "ccarena"
+
+NS_SND = "ccarena-snd"
+
+NS_RCV = "ccarena-rcv"
+
+DEV_SND = "ccarena-s"
+
+DEV_RCV = "ccarena-r"
+
+NET = "10.77.0"
+
+ADDR_SND = f"{NET}.1"
+
+PORT_BASE = 5001
+
+RUN_DIR = Path("/run/ccarena")
+
+LOCK_FILE = RUN_DIR / "emu.lock"
+
+STATE_FILE = RUN_DIR / "emu.state"
+
+EMULATOR = "ccarena-emu"
+
+RT_PRIORITY = 50
+"""SCHED_FIFO priority of the emulator (needed to deliver within ~0.1 ms)."""
+
+SPIN_NS = 60_000
+"""The emulator busy-waits the last part of every wait, for microsecond timing."""
+
+def _emu_cpu() -> int | None:
+    """The CPU for the emulator: the highest this process may use, when it may use two or more."""
+    cpus = os.sched_getaffinity(0)
+    return max(cpus) if len(cpus) >= 2 else None
+
+EMU_CPU: int | None = _emu_cpu()
+"""The CPU the emulator runs on; the senders and receivers run on the others. The
+kernel here is not preemptible (PREEMPT_NONE), so a system call of this process
+on the emulator's CPU would delay its wake-ups."""
+
+MAX_RATE_BPS = 1_000_000_000
+"""Rates above this are refused; on the machine it was built on the emulator
+reaches about 300 Mbit/s of 1500-byte packets before the TUN devices limit it."""
+
+_KERNEL_HEADERS = {52: True, 40: False}
+"""TCP/IPv4 header bytes of a full segment → whether TCP timestamps are on."""
+
+_SYSCTLS = (
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_dsack",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_ecn",
+    "net.ipv4.tcp_recovery",
+    "net.ipv4.tcp_early_retrans",
+    "net.ipv4.tcp_frto",
+    "net.ipv4.tcp_reordering",
+    "net.ipv4.tcp_slow_start_after_idle",
+    "net.ipv4.tcp_no_metrics_save",
+    "net.ipv4.tcp_autocorking",
+    "net.ipv4.tcp_limit_output_bytes",
+    "net.ipv4.tcp_min_tso_segs",
+    "net.ipv4.tcp_pacing_ss_ratio",
+    "net.ipv4.tcp_pacing_ca_ratio",
+    "net.ipv4.tcp_min_rtt_wlen",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_notsent_lowat",
+    "net.ipv4.tcp_mtu_probing",
+    "net.ipv4.tcp_rto_min_us",
+    "net.core.default_qdisc",
+)
+"""Recorded from the senders' namespace (what the kernel's TCP ran with)."""
+
+class EmuUnavailable(RuntimeError):
+    """The emulation backend cannot run here (not root, no TUN, no emulator binary, busy)."""
+
+class Terminated(Exception):
+    """The run was stopped by SIGTERM (everything was torn down)."""

@@ -1,0 +1,131 @@
+"""The plan of an emulated run (addresses, ports, delays per flow) and the
+emulator's configuration file made from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...spec import Spec, SpecError
+from ...spec.units import parse_time
+from .common import (
+    _KERNEL_HEADERS,
+    DEV_RCV,
+    DEV_SND,
+    EMU_CPU,
+    NET,
+    PORT_BASE,
+    RT_PRIORITY,
+    SPIN_NS,
+)
+
+SETUP_TIMEOUT_S = 10.0
+
+START_MARGIN_NS = 200_000_000
+"""Time between the end of the set-up and the start of the measurement."""
+
+@dataclass
+class _FlowPlan:
+    id: int
+    cc: str
+    app: str
+    app_bytes: int | None
+    app_rate_bps: int | None
+    start_ns: int
+    stop_ns: int | None
+    rtt_ns: int
+    mss: int
+    init_cwnd: int
+    rwnd_bytes: int | None
+    pacing: bool
+    rcv_addr: str
+
+@dataclass
+class _Plan:
+    spec: Spec
+    flows: list[_FlowPlan]
+    timestamps: bool
+    mtu: int
+    # init_cwnd → receiver address used by the flows with it (routes carry initcwnd).
+    init_cwnd_addrs: dict[int, str]
+    max_init_cwnd: int
+
+    @property
+    def duration_ns(self) -> int:
+        return int(self.spec.engine["duration_ns"])
+
+    @property
+    def interval_ns(self) -> int:
+        return int(self.spec.engine["interval_ns"])
+
+def _plan(spec: Spec) -> _Plan:
+    eng = spec.engine
+    header = int(eng["flows"][0]["header_bytes"])
+    timestamps = _KERNEL_HEADERS[header]
+    addrs: dict[int, str] = {}
+    flows = []
+    for i, f in enumerate(eng["flows"]):
+        icw = int(f["init_cwnd"])
+        if icw not in addrs:
+            if len(addrs) >= 250:
+                raise SpecError("flows", "the emu backend supports at most 250 different init_cwnd values")
+            addrs[icw] = f"{NET}.{2 + len(addrs)}"
+        flows.append(
+            _FlowPlan(
+                id=i,
+                cc=str(f["cc"]),
+                app=str(f["app"]),
+                app_bytes=int(f["app_bytes"]) if f.get("app_bytes") is not None else None,
+                app_rate_bps=int(f["app_rate_bps"]) if f.get("app_rate_bps") is not None else None,
+                start_ns=int(f["start_ns"]),
+                stop_ns=int(f["stop_ns"]) if f.get("stop_ns") is not None else None,
+                rtt_ns=int(f["rtt_ns"]),
+                mss=int(f["mss"]),
+                init_cwnd=icw,
+                rwnd_bytes=int(f["rwnd_bytes"]) if f.get("rwnd_bytes") is not None else None,
+                pacing=bool(f["pacing"]),
+                rcv_addr=addrs[icw],
+            )
+        )
+    options = 12 if timestamps else 0
+    mtu = max(f.mss for f in flows) + 40 + options
+    return _Plan(spec, flows, timestamps, mtu, addrs, max(addrs))
+
+def _other_delay_ns(plan: _Plan) -> int:
+    """One-way delay of traffic that belongs to no flow: half the topology's RTT (or the first flow's)."""
+    topo_rtt = plan.spec.resolved["topology"].get("rtt")
+    return (parse_time(topo_rtt) if topo_rtt is not None else plan.flows[0].rtt_ns) // 2
+
+def _emulator_config(plan: _Plan) -> str:
+    eng = plan.spec.engine
+    bn, rev = eng["bottleneck"], eng["reverse"]
+
+    def limit(link: Mapping[str, Any], prefix: str) -> str:
+        if link.get("buffer_pkts") is not None:
+            return f"{prefix}limit_pkts {int(link['buffer_pkts'])}"
+        return f"{prefix}limit_bytes {int(link['buffer_bytes'])}"
+
+    other = _other_delay_ns(plan)
+    lines = [
+        f"tun_snd {DEV_SND}",
+        f"tun_rcv {DEV_RCV}",
+        f"rate_bps {int(bn['rate_bps'])}",
+        limit(bn, ""),
+        f"rev_rate_bps {int(rev['rate_bps'])}",
+        limit(rev, "rev_"),
+        f"loss {float(bn['loss'])!r}",
+        f"seed {int(eng['seed'])}",
+        f"duration_ns {int(eng['duration_ns'])}",
+        f"interval_ns {int(eng['interval_ns'])}",
+        f"trace {1 if eng['trace'] else 0}",
+        f"port_base {PORT_BASE}",
+        "flow_delay_ns " + " ".join(str(f.rtt_ns // 2) for f in plan.flows),
+        f"other_delay_ns {other}",
+        f"max_packet {plan.mtu + 64}",
+        f"rt_priority {RT_PRIORITY}",
+        f"spin_ns {SPIN_NS}",
+    ]
+    if EMU_CPU is not None:
+        lines.append(f"cpu {EMU_CPU}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,78 @@
+"""``ccarena list cc``: the congestion-control algorithms and their parameters."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+from .common import EXIT_OK
+
+__all__ = ["format_algorithms", "register"]
+
+
+def register(sub: Any) -> None:
+    """Adds ``list`` to the subcommands."""
+    p = sub.add_parser(
+        "list",
+        help="list what ccarena offers (ccarena list cc: congestion-control algorithms)",
+        description="List the congestion-control algorithms with their sources, default loss "
+        "recovery and parameters (name, type and range, default, meaning).",
+    )
+    p.add_argument("what", choices=["cc"], metavar="cc", help="cc: congestion-control algorithms")
+    p.set_defaults(handler=list_command)
+
+
+def _range(p: dict[str, Any]) -> str:
+    kind = p["type"]
+    if kind == "bool":
+        return "bool"
+    if kind == "choice":
+        return "one of " + ", ".join(p.get("choices") or [])
+    return f"{kind} in [{p.get('min')}, {p.get('max')}]"
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
+
+
+def format_algorithms(algos: Sequence[dict[str, Any]], width: int = 100) -> str:
+    """The text of ``ccarena list cc``."""
+    blocks: list[str] = []
+    for a in algos:
+        lines = [f"{a['name']}: {a['summary']}"]
+        if a.get("unconfirmed"):
+            lines.append(
+                "  [unconfirmed] a reference this implementation relies on is not confirmed by a second source"
+            )
+        lines.extend(textwrap.wrap(a["source"], width, initial_indent="  source: ", subsequent_indent="          "))
+        lines.append(f"  default recovery: {a['default_recovery']}")
+        params = a.get("params") or []
+        if not params:
+            lines.append("  parameters: none")
+        else:
+            lines.append("  parameters:")
+            rows = [(p["name"], _range(p), _value(p["default"])) for p in params]
+            w0 = max(len("name"), *(len(r[0]) for r in rows))
+            w1 = max(len("type / range"), *(len(r[1]) for r in rows))
+            lines.append(f"    {'name'.ljust(w0)}  {'type / range'.ljust(w1)}  default")
+            for p, (name, rng, default) in zip(params, rows, strict=True):
+                flag = "  [unconfirmed]" if "UNCONFIRMED" in p.get("doc", "") else ""
+                lines.append(f"    {name.ljust(w0)}  {rng.ljust(w1)}  {default}{flag}")
+                lines.extend(textwrap.wrap(p.get("doc", ""), width, initial_indent=" " * 8, subsequent_indent=" " * 8))
+        blocks.append("\n".join(lines))
+    footer = 'Set parameters per flow group, e.g. [[flows]] cc = "cubic"  params = { beta = 0.5 }'
+    return "\n\n".join(blocks) + "\n\n" + footer
+
+
+def list_command(args: argparse.Namespace) -> int:
+    """Runs ``ccarena list``."""
+    from .. import _core
+
+    print(format_algorithms(_core.cc_algorithms()))
+    return EXIT_OK

@@ -1,0 +1,185 @@
+"""``ccarena run FILE``: one experiment, in the simulator or on the kernel."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    add_set_option,
+    default_out_dir,
+    error,
+    parse_sets,
+)
+
+__all__ = ["emu_line", "load_emu_spec", "register"]
+
+LATENESS_WARN_US = 200.0
+"""Above this 99th percentile of delivery lateness an emulated run is flagged."""
+
+BACKENDS = ("sim", "emu")
+
+_RUN_DESCRIPTION = """\
+Simulate one experiment file and save its results in a new folder:
+
+  spec.toml      the resolved experiment (every default filled in; rerun it
+                 to get the same results)
+  summary.json   per-flow and aggregate metrics
+  flows.parquet  per flow per interval: rate at the bottleneck, cwnd,
+                 ssthresh, srtt, in-flight, algorithm internals
+  queue.parquet  bottleneck backlog and drops per interval
+  transfers.parquet  one row per background transfer: size, start, completion time
+  figure.png     rate, cwnd and queue over time
+
+A one-screen summary is printed. Existing folders are never overwritten."""
+
+_RUN_EPILOG = """\
+examples:
+  ccarena run exp.toml
+  ccarena run exp.toml --seed 7 --out results/exp-7
+  ccarena run exp.toml --set duration=10s --set flows[0].cc=reno \\
+                       --set topology.bottleneck.rate=50Mbps \\
+                       --set flows[0].params.beta=0.5
+
+--set VALUE is read as a TOML value when it is one (true, 3, 0.5, "x",
+{ beta = 0.5 }) and as a string otherwise (50Mbps, reno)."""
+
+
+def register(sub: Any) -> None:
+    """Adds ``run`` to the subcommands."""
+    p = sub.add_parser(
+        "run",
+        help="simulate one experiment file and save its results",
+        description=_RUN_DESCRIPTION,
+        epilog=_RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", metavar="FILE", help="experiment file (TOML)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="folder to create for the results; it must not exist "
+        "(default: results/NAME-seedSEED, with -2, -3, ... added if taken)",
+    )
+    p.add_argument("--seed", metavar="N", type=int, help="random seed (replaces the file's seed)")
+    add_set_option(p, "duration=10s or flows[1].cc=reno")
+    p.add_argument("--no-figure", action="store_true", help="do not draw figure.png")
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="sim",
+        help="sim: the simulator (default); emu: the kernel's TCP through ccarena's link emulator "
+        "(root; network namespaces and TUN devices; only the kernel's algorithms)",
+    )
+    p.set_defaults(handler=run_command)
+
+
+def prefetch_plots() -> None:
+    """Starts importing the plotting code (matplotlib) in a background thread.
+
+    A command that will draw a figure calls this first: the import, about a
+    third of a second, then runs while the engine (which releases the GIL)
+    simulates on another core.
+    """
+    import importlib
+    import threading
+
+    threading.Thread(
+        target=importlib.import_module, args=("ccarena.analysis.plots",), name="ccarena-prefetch", daemon=True
+    ).start()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Runs ``ccarena run``."""
+    if not args.no_figure:
+        prefetch_plots()
+    if args.backend == "emu":
+        return _run_emu(args)
+    from ..results import ResultExistsError
+    from ..runner import run
+    from ..spec import SpecError, load_spec
+
+    try:
+        spec = load_spec(args.file, seed=args.seed, set=parse_sets(args.overrides))
+    except SpecError as e:
+        error(str(e))
+        return EXIT_USAGE
+    out = Path(args.out) if args.out else default_out_dir(spec.name, spec.seed)
+    try:
+        result = run(spec, out=out, figure=not args.no_figure)
+    except ResultExistsError as e:
+        error(str(e))
+        return EXIT_USAGE
+    except RuntimeError as e:
+        error(f"simulation failed: {e}")
+        return EXIT_FAILED
+    print(result.summary_text())
+    print(f"\nresults: {result.path}")
+    return EXIT_OK
+
+
+def emu_line(summary: dict[str, Any]) -> str:
+    """One line on the kernel and the emulator's timing, and a warning when it delivered late."""
+    emu = summary.get("emu", {})
+    e = emu.get("emulator", {})
+    fwd = e.get("delivery_lateness_us", {}).get("p99_us")
+    rev = e.get("reverse_delivery_lateness_us", {}).get("p99_us")
+    rt = "real-time" if e.get("realtime") else f"NOT real-time ({e.get('realtime_error')})"
+    late = "-" if fwd is None else f"{fwd:.0f} us"
+    rlate = "-" if rev is None else f"{rev:.0f} us"
+    line = (
+        f"emu: Linux {emu.get('kernel', {}).get('release', '?')}, emulator {rt}, "
+        f"delivery lateness p99 {late} (data), {rlate} (ACKs)"
+    )
+    worst = max((x for x in (fwd, rev) if x is not None), default=0.0)
+    if worst > LATENESS_WARN_US:
+        line += (
+            f"\nwarning: the emulator delivered late (p99 {worst / 1000:.2f} ms > {LATENESS_WARN_US:.0f} us): "
+            "the machine was busy; delays and rates may be distorted"
+        )
+    return line
+
+
+def load_emu_spec(args: argparse.Namespace) -> Any:
+    """The experiment for an emulated run, or None after printing why it cannot run here."""
+    from ..backends import emu
+    from ..spec import SpecError
+
+    try:
+        spec = emu.load_spec(args.file, seed=args.seed, set=parse_sets(args.overrides))
+        emu.check_environment()
+    except (SpecError, emu.EmuUnavailable) as e:
+        error(str(e))
+        return None
+    return spec
+
+
+def _run_emu(args: argparse.Namespace) -> int:
+    from ..backends import emu
+    from ..results import ResultExistsError
+    from ..runner import run
+
+    spec = load_emu_spec(args)
+    if spec is None:
+        return EXIT_USAGE
+    out = Path(args.out) if args.out else default_out_dir(f"{spec.name}-emu", spec.seed)
+    try:
+        result = run(spec, out=out, figure=not args.no_figure, backend="emu")
+    except (ResultExistsError, emu.EmuUnavailable) as e:
+        error(str(e))
+        return EXIT_USAGE
+    except emu.Terminated:
+        error("terminated (everything was torn down)")
+        return EXIT_TERMINATED
+    except (RuntimeError, OSError) as e:
+        error(f"emulation failed: {e}")
+        return EXIT_FAILED
+    print(result.summary_text())
+    print(emu_line(result.summary))
+    print(f"\nresults: {result.path}")
+    return EXIT_OK

@@ -1,0 +1,208 @@
+"""The result of one run, in memory and on disk.
+
+A saved run is a folder::
+
+    spec.toml        the resolved experiment (rerun it to get the same numbers)
+    summary.json     per-flow and aggregate metrics (see ccarena.analysis.metrics)
+    flows.parquet    one row per flow per interval: bytes through the bottleneck,
+                     rate, cwnd, ssthresh, srtt, in-flight, pacing rate,
+                     delivered bytes, retransmits, algorithm internals
+    queue.parquet    one row per interval: bottleneck backlog, drops, bytes sent,
+                     background bytes, reverse backlog, flow slots in use
+    transfers.parquet  one row per background TCP transfer: source, session, size,
+                     start, completion time (null if unfinished), RTT, direction
+    figure.png       the overview plot (rate, cwnd and queue over time)
+
+``summary.json`` and the Parquet files depend only on the experiment and the
+seed: running the saved ``spec.toml`` again gives identical bytes.
+A folder is written under a temporary name and renamed when complete, so a
+folder with the final name is always whole; existing folders are never
+overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import tomli_w
+
+from ..analysis.metrics import FORMAT_VERSION, summarize
+from ..analysis.tables import empty_transfers, flows_table, queue_table, transfers_table
+from ..spec import Spec
+from .store import ResultExistsError, atomic_folder
+from .text import format_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = ["FORMAT_VERSION", "Result", "ResultExistsError", "upgrade_summary"]
+
+PARQUET_COMPRESSION = "zstd"
+PARQUET_COMPRESSION_LEVEL = 3
+
+
+def upgrade_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """Brings a loaded summary to the current :data:`FORMAT_VERSION`."""
+    version = summary.get("format_version")
+    if not isinstance(version, int):
+        raise ValueError("summary.json has no format_version; not a ccarena result")
+    if version > FORMAT_VERSION:
+        raise ValueError(
+            f"result format {version} is newer than this ccarena understands ({FORMAT_VERSION}); upgrade ccarena"
+        )
+    return summary
+
+
+def _write_parquet(table: pa.Table, path: Path) -> None:
+    table = table.replace_schema_metadata({"ccarena.format_version": str(FORMAT_VERSION)})
+    pq.write_table(
+        table,
+        path,
+        compression=PARQUET_COMPRESSION,
+        compression_level=PARQUET_COMPRESSION_LEVEL,
+        write_statistics=True,
+        store_schema=True,
+    )
+
+
+def _summary_json(summary: Mapping[str, Any]) -> str:
+    return json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+class Result:
+    """One run: its resolved experiment, summary metrics and traces.
+
+    * ``summary`` — the metrics of ``summary.json`` (a dict);
+    * ``flows`` — per flow per interval (a pandas DataFrame, see
+      :func:`flows_table` for the columns);
+    * ``queue`` — the bottleneck queue per interval (a DataFrame);
+    * ``transfers`` — one row per background TCP transfer (a DataFrame, see
+      :func:`transfers_table`; empty without background traffic);
+    * ``spec`` — the resolved experiment (a dict, as in ``spec.toml``);
+    * ``raw`` — what the simulator returned (None for a loaded result);
+    * ``path`` — the folder it was saved to or loaded from, if any.
+
+    ``Result.load(folder)`` reads a saved run; ``result.save(folder)`` writes one.
+    """
+
+    def __init__(
+        self,
+        spec: Mapping[str, Any],
+        summary: Mapping[str, Any],
+        flows: pa.Table,
+        queue: pa.Table,
+        *,
+        transfers: pa.Table | None = None,
+        raw: Mapping[str, Any] | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self.spec: dict[str, Any] = dict(spec)
+        self.summary: dict[str, Any] = dict(summary)
+        self.flows_arrow = flows
+        self.queue_arrow = queue
+        self.transfers_arrow = transfers if transfers is not None else empty_transfers()
+        self.raw = raw
+        self.path = path
+        self._flows_df: pd.DataFrame | None = None
+        self._queue_df: pd.DataFrame | None = None
+        self._transfers_df: pd.DataFrame | None = None
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any], spec: Spec) -> Result:
+        """Builds a result from the simulator's output and the experiment that produced it."""
+        return cls(
+            spec.resolved,
+            summarize(raw, spec),
+            flows_table(raw, spec),
+            queue_table(raw),
+            transfers=transfers_table(raw),
+            raw=raw,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Result:
+        """Reads a run saved with :meth:`save`."""
+        folder = Path(path)
+        with open(folder / "spec.toml", "rb") as f:
+            spec = tomllib.load(f)
+        with open(folder / "summary.json", encoding="utf-8") as f:
+            summary = upgrade_summary(json.load(f))
+        flows = pq.read_table(folder / "flows.parquet")
+        queue = pq.read_table(folder / "queue.parquet")
+        # Results saved before background traffic existed have no transfers.parquet.
+        tpath = folder / "transfers.parquet"
+        transfers = pq.read_table(tpath) if tpath.exists() else None
+        return cls(spec, summary, flows, queue, transfers=transfers, path=folder)
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """Per-flow trace, one row per flow per interval."""
+        if self._flows_df is None:
+            self._flows_df = self.flows_arrow.to_pandas()
+        return self._flows_df
+
+    @property
+    def queue(self) -> pd.DataFrame:
+        """Bottleneck queue trace, one row per interval."""
+        if self._queue_df is None:
+            self._queue_df = self.queue_arrow.to_pandas()
+        return self._queue_df
+
+    @property
+    def transfers(self) -> pd.DataFrame:
+        """Background TCP transfers, one row each (empty without background traffic)."""
+        if self._transfers_df is None:
+            self._transfers_df = self.transfers_arrow.to_pandas()
+        return self._transfers_df
+
+    @property
+    def engine_seconds(self) -> float | None:
+        """Wall-clock seconds the simulator ran (not stored on disk)."""
+        if self.raw is None:
+            return None
+        return float(self.raw["stats"]["engine_seconds"])
+
+    def plot(self, kind: str = "overview") -> Figure:
+        """A figure from the plot registry (see :mod:`ccarena.analysis.plots`)."""
+        from ..analysis import plots
+
+        return plots.figure(self, kind)
+
+    def save(self, path: str | Path, *, figure: bool = True) -> Path:
+        """Writes the run to a new folder and returns its path.
+
+        The folder must not exist. Files are written into a temporary sibling
+        folder that is renamed to ``path`` once everything is in place; on
+        any error the temporary folder is removed.
+        """
+        out = Path(path)
+        with atomic_folder(out) as tmp:
+            (tmp / "spec.toml").write_text(tomli_w.dumps(self.spec), encoding="utf-8")
+            (tmp / "summary.json").write_text(_summary_json(self.summary), encoding="utf-8")
+            _write_parquet(self.flows_arrow, tmp / "flows.parquet")
+            _write_parquet(self.queue_arrow, tmp / "queue.parquet")
+            _write_parquet(self.transfers_arrow, tmp / "transfers.parquet")
+            if figure and (self.flows_arrow.num_rows > 0 or self.queue_arrow.num_rows > 0):
+                from ..analysis import plots
+
+                plots.save(self, tmp / "figure.png", kind="overview")
+        self.path = out
+        return out
+
+    def summary_text(self) -> str:
+        """A one-screen text summary: per-flow table, utilisation, fairness, queue, engine speed."""
+        return format_summary(self.summary, self.spec, self.engine_seconds)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        where = f" at {self.path}" if self.path else ""
+        return f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(s.get('flows', []))}{where}>"
+
+

@@ -1,0 +1,135 @@
+"""Reading experiment files and overriding their fields.
+
+:func:`read_toml` reads a file (a missing file or bad TOML is a
+:class:`SpecError` naming the file); :func:`apply_overrides` sets fields by
+path (``topology.bottleneck.rate``, ``flows[1].cc``), as ``--set`` and
+sweeps do; :func:`parse_override_value` reads the text of ``--set
+PATH=VALUE``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import SpecError
+
+__all__ = ["apply_overrides", "parse_override_value", "parse_path", "path_str", "read_toml"]
+
+
+_TOML_POS = re.compile(r"^(?P<msg>.*?)\s*\((?:at line (?P<line>\d+), column (?P<col>\d+)|at end of document)\)$")
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Reads an experiment file; a missing file or bad TOML raises :class:`SpecError`."""
+    name = str(path)
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise SpecError(name, "no such file") from None
+    except IsADirectoryError:
+        raise SpecError(name, "is a directory, not an experiment file") from None
+    except OSError as e:
+        raise SpecError(name, f"cannot read: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(name, f"not UTF-8 text (byte {e.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = _TOML_POS.match(str(e))
+        if m is None:
+            raise SpecError(name, f"TOML syntax error: {e}") from None
+        where = f"at line {m['line']}, column {m['col']}" if m["line"] else "at the end of the file"
+        raise SpecError(name, f"TOML syntax error {where}: {m['msg']}") from None
+
+
+def parse_override_value(text: str) -> Any:
+    """Reads the VALUE of ``--set PATH=VALUE``: a TOML value if it is one, else the text.
+
+    ``true`` → ``True``, ``3`` → ``3``, ``0.5`` → ``0.5``, ``"x"`` → ``"x"``,
+    ``[1, 2]`` → a list, ``{ beta = 0.5 }`` → a dict, and ``100Mbps`` (not
+    TOML) → ``"100Mbps"``.
+    """
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+_PATH_TOKEN = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_-]*)(?P<idx>(?:\[\d+\])*)")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``"flows[1].params.beta"`` → ``["flows", 1, "params", "beta"]``; a malformed path is a :class:`SpecError`."""
+    parts: list[str | int] = []
+    for piece in path.split("."):
+        m = _PATH_TOKEN.fullmatch(piece)
+        if m is None:
+            raise SpecError(
+                path, 'not a field path (expected e.g. "duration", "topology.bottleneck.rate" or "flows[1].cc")'
+            )
+        parts.append(m["key"])
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", m["idx"]))
+    return parts
+
+
+def path_str(parts: list[str | int]) -> str:
+    """The inverse of :func:`parse_path`."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + p
+    return out
+
+
+def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns a copy of ``raw`` with each ``PATH → value`` of ``overrides`` set.
+
+    Paths are dotted keys with list indices, e.g. ``duration``,
+    ``topology.bottleneck.rate``, ``flows[1].cc``, ``flows[0].params.beta``.
+    Missing tables on the way are created; list indices must exist. The
+    values are used as given (the command line parses them first with
+    :func:`parse_override_value`).
+    """
+    out: dict[str, Any] = copy.deepcopy(dict(raw))
+    for path, value in overrides.items():
+        parts = parse_path(path)
+        node: Any = out
+        for i, part in enumerate(parts[:-1]):
+            nxt = parts[i + 1]
+            where = path_str(parts[: i + 1])
+            if isinstance(part, int):
+                if not isinstance(node, list):
+                    raise SpecError(where, "is not a list")
+                if part >= len(node):
+                    raise SpecError(where, f"no such entry (the list has {len(node)})")
+                node = node[part]
+                continue
+            if not isinstance(node, dict):
+                raise SpecError(path_str(parts[:i]), "is not a table")
+            if part not in node:
+                if isinstance(nxt, int):
+                    raise SpecError(where, f"no such entry (there is no {part} list)")
+                node[part] = {}
+            node = node[part]
+        last = parts[-1]
+        if isinstance(last, int):
+            if not isinstance(node, list):
+                raise SpecError(path_str(parts[:-1]), "is not a list")
+            if last >= len(node):
+                raise SpecError(path_str(parts), f"no such entry (the list has {len(node)})")
+            node[last] = copy.deepcopy(value)
+        else:
+            if not isinstance(node, dict):
+                raise SpecError(path_str(parts[:-1]), "is not a table")
+            node[last] = copy.deepcopy(value)
+    return out

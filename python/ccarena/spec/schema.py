@@ -1,0 +1,449 @@
+"""The experiment file's keys, in one place.
+
+Every table of an experiment file is a :class:`Table` here: its keys, what
+each holds, its default and a line of documentation. The validator
+(:mod:`ccarena.spec.resolve` and the section modules beside it) takes the
+known keys and the defaults from these tables, and :func:`json_schema`
+turns the same tables into a JSON Schema (draft 7) of the file, for editors
+(taplo / Even Better TOML, VS Code) and for ``ccarena schema``.
+
+A new experiment key goes into the table here and into the section module
+that resolves it (``topology.py``, ``tcp.py``, ``flows.py``,
+``background.py``, ``measure.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .units import BYTES_PATTERN, RATE_PATTERN, SIZE_PATTERN, TIME_PATTERN
+
+__all__ = [
+    "BACKGROUND",
+    "BOTTLENECK",
+    "EXPERIMENT",
+    "FLOW",
+    "LOSS_MODELS",
+    "MEASURE",
+    "ONOFF",
+    "REVERSE",
+    "RTT_DISTS",
+    "SIZE_DISTS",
+    "TCP",
+    "TOPOLOGY",
+    "UDP",
+    "WEB",
+    "Field",
+    "Table",
+    "json_schema",
+]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a table.
+
+    ``type`` is one of: ``time``, ``rate``, ``size`` (bytes, packets or a BDP
+    fraction), ``bytes``, ``int``, ``number``, ``bool``, ``string``,
+    ``name`` (letters, digits, ``._+-``), ``choice`` (one of ``choices``),
+    ``table`` (the nested ``table``), ``tables`` (a list of ``table``; with
+    ``single`` a lone table is accepted too), ``params`` (algorithm
+    parameters), ``loss`` (a probability or a :data:`LOSS_MODELS` table),
+    ``size_dist`` (a :data:`SIZE_DISTS` table; with ``choices`` also one of
+    those names), ``rtt_dist`` (a time or an :data:`RTT_DISTS` table) and
+    ``start`` (a time or a distribution of start times).
+    """
+
+    type: str
+    doc: str
+    default: Any = None
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    lo: float | None = None
+    hi: float | None = None
+    table: Table | None = None
+    single: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """A TOML table: its keys in file order, and a line of documentation."""
+
+    fields: Mapping[str, Field]
+    doc: str = ""
+    discriminator: str | None = field(default=None)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The known keys."""
+        return tuple(self.fields)
+
+    def default(self, key: str) -> Any:
+        """The default of ``key``."""
+        return self.fields[key].default
+
+
+def _t(doc: str, fields: Mapping[str, Field], discriminator: str | None = None) -> Table:
+    return Table(dict(fields), doc, discriminator)
+
+
+# ---------------------------------------------------------------------------
+# Distributions and loss models: tables told apart by one key.
+
+LOSS_MODELS: dict[str, Table] = {
+    "bernoulli": _t(
+        "each data packet is lost with probability p",
+        {"model": Field("choice", "loss model", choices=("bernoulli",), required=True),
+         "p": Field("number", "loss probability", lo=0.0, hi=1.0, required=True)},
+        "model",
+    ),
+    "gilbert": _t(
+        "Gilbert-Elliott bursty loss: a good and a bad state",
+        {"model": Field("choice", "loss model", choices=("gilbert",), required=True),
+         "p_gb": Field("number", "per-packet probability of going from good to bad", lo=0.0, hi=1.0, required=True),
+         "p_bg": Field("number", "per-packet probability of going from bad to good", lo=0.0, hi=1.0, required=True),
+         "loss_good": Field("number", "loss probability in the good state", default=0.0, lo=0.0, hi=1.0),
+         "loss_bad": Field("number", "loss probability in the bad state", default=1.0, lo=0.0, hi=1.0)},
+        "model",
+    ),
+    "periodic": _t(
+        "deterministic loss: every round(1/p)-th data packet",
+        {"model": Field("choice", "loss model", choices=("periodic",), required=True),
+         "p": Field("number", "loss rate", lo=0.0, hi=1.0, required=True)},
+        "model",
+    ),
+}
+
+_DIST = "dist"
+SIZE_DISTS: dict[str, Table] = {
+    "surge": _t(
+        "SURGE: a lognormal body of ln bytes with probability body, else a Pareto tail",
+        {_DIST: Field("choice", "distribution", choices=("surge",), required=True),
+         "body": Field("number", "probability of the lognormal body", default=0.93, lo=0.0, hi=1.0),
+         "mu": Field("number", "mean of ln bytes in the body", default=9.357),
+         "sigma": Field("number", "standard deviation of ln bytes in the body", default=1.328, lo=0.0),
+         "tail_min": Field("size", "smallest size of the Pareto tail", default="133KB"),
+         "tail_shape": Field("number", "Pareto shape of the tail", default=1.1, lo=0.0)},
+        _DIST,
+    ),
+    "pareto": _t(
+        "Pareto sizes, given by their mean or their minimum",
+        {_DIST: Field("choice", "distribution", choices=("pareto",), required=True),
+         "mean": Field("size", "mean size (bytes or pkts)"),
+         "min": Field("size", "smallest size (bytes or pkts)"),
+         "shape": Field("number", "Pareto shape", required=True, lo=0.0)},
+        _DIST,
+    ),
+    "lognormal": _t(
+        "lognormal sizes: ln bytes ~ Normal(mu, sigma)",
+        {_DIST: Field("choice", "distribution", choices=("lognormal",), required=True),
+         "mu": Field("number", "mean of ln bytes", required=True),
+         "sigma": Field("number", "standard deviation of ln bytes", required=True, lo=0.0)},
+        _DIST,
+    ),
+    "fixed": _t(
+        "every transfer the same size",
+        {_DIST: Field("choice", "distribution", choices=("fixed",), required=True),
+         "size": Field("size", "the size (bytes or pkts)", required=True)},
+        _DIST,
+    ),
+    "exponential": _t(
+        "exponential sizes",
+        {_DIST: Field("choice", "distribution", choices=("exponential",), required=True),
+         "mean": Field("size", "mean size (bytes or pkts)", required=True)},
+        _DIST,
+    ),
+}
+
+RTT_DISTS: dict[str, Table] = {
+    "fixed": _t(
+        "one RTT for every transfer",
+        {_DIST: Field("choice", "distribution", choices=("fixed",), required=True),
+         "rtt": Field("time", "the RTT", required=True)},
+        _DIST,
+    ),
+    "exponential": _t(
+        "min + 2·Exp(mean_one_way) per transfer",
+        {_DIST: Field("choice", "distribution", choices=("exponential",), required=True),
+         "mean_one_way": Field("time", "mean one-way delay", required=True),
+         "min": Field("time", "smallest RTT", default="0s")},
+        _DIST,
+    ),
+    "uniform": _t(
+        "uniform between lo and hi per transfer",
+        {_DIST: Field("choice", "distribution", choices=("uniform",), required=True),
+         "lo": Field("time", "smallest RTT", required=True),
+         "hi": Field("time", "largest RTT", required=True)},
+        _DIST,
+    ),
+}
+
+# ---------------------------------------------------------------------------
+# The experiment
+
+QDISCS = ("droptail",)
+APPS = ("bulk", "fixed", "rate")
+RECOVERIES = ("prr", "newreno")
+DIRECTIONS = ("forward", "reverse", "both")
+UDP_PATTERNS = ("cbr", "poisson")
+
+BOTTLENECK = _t(
+    "the bottleneck link: its rate, buffer, queue discipline, own delay and random loss",
+    {
+        "rate": Field("rate", "link rate", required=True),
+        "buffer": Field("size", "buffer: packets, bytes or a fraction of the BDP", required=True),
+        "qdisc": Field("choice", "queue discipline", default="droptail", choices=QDISCS),
+        "delay": Field("time", "one-way propagation delay of the link itself", default="0s"),
+        "loss": Field("loss", "random loss of data packets", default=0.0),
+    },
+)
+
+REVERSE = _t(
+    "the ACK direction (defaults to the bottleneck's rate and buffer, no loss)",
+    {
+        "rate": Field("rate", "link rate"),
+        "buffer": Field("size", "buffer: packets, bytes or a fraction of the BDP"),
+        "loss": Field("loss", "random loss of data packets"),
+    },
+)
+
+TOPOLOGY = _t(
+    "a dumbbell: every flow crosses the bottleneck",
+    {
+        "rtt": Field("time", "base round-trip propagation delay; flows may override"),
+        "bottleneck": Field("table", "the bottleneck link", required=True, table=BOTTLENECK),
+        "reverse": Field("table", "the reverse (ACK) link", table=REVERSE),
+    },
+)
+
+TCP = _t(
+    "TCP settings for every flow",
+    {
+        "mss": Field("int", "payload bytes per packet", default=1448, lo=1, hi=65535),
+        "header": Field("int", "header bytes per packet", default=52, lo=0, hi=1000),
+        "init_cwnd": Field("int", "initial window, packets", default=10, lo=1, hi=1_000_000),
+        "rwnd": Field("bytes", "receive-window limit (default unlimited)"),
+        "pacing": Field("bool", "pace every flow (default: only algorithms that need it, e.g. bbr)", default=False),
+        "recovery": Field("choice", "loss recovery (default: the algorithm's)", choices=RECOVERIES),
+    },
+)
+
+MAX_FLOWS = 100_000
+
+FLOW = _t(
+    "a group of identical flows",
+    {
+        "cc": Field("string", "congestion-control algorithm (see `ccarena list cc`)", required=True),
+        "count": Field("int", "number of flows in the group", default=1, lo=1, hi=MAX_FLOWS),
+        "params": Field("params", "algorithm parameters", default={}),
+        "start": Field("time", "start time", default="0s"),
+        "stop": Field("time", "stop time (default: the end of the run)"),
+        "rtt": Field("time", "round-trip propagation delay (default: topology.rtt)"),
+        "app": Field("choice", "application: bulk, a fixed-size transfer, or a fixed rate", default="bulk", choices=APPS),
+        "size": Field("bytes", 'bytes to send, with app = "fixed"'),
+        "rate": Field("rate", 'sending rate, with app = "rate"'),
+        "reverse": Field("bool", "data cross the reverse link (and the ACKs the bottleneck)", default=False),
+        "every": Field("time", "start flow k of the group at start + k·every"),
+        "mss": Field("int", "payload bytes per packet (default: tcp.mss)", lo=1, hi=65535),
+        "init_cwnd": Field("int", "initial window, packets (default: tcp.init_cwnd)", lo=1, hi=1_000_000),
+        "rwnd": Field("bytes", "receive-window limit (default: tcp.rwnd)"),
+        "pacing": Field("bool", "pace the flows (default: tcp.pacing or the algorithm's need)"),
+        "recovery": Field("choice", "loss recovery (default: tcp.recovery or the algorithm's)", choices=RECOVERIES),
+    },
+)
+
+_SOURCE_TCP: dict[str, Field] = {
+    "name": Field("name", "the source's name (default: kind and index)"),
+    "cc": Field("string", "congestion-control algorithm of its transfers", default="reno"),
+    "params": Field("params", "algorithm parameters", default={}),
+    "rtt": Field("rtt_dist", "RTT of each transfer: a time or a distribution (default: topology.rtt)"),
+    "direction": Field("choice", "which way the data go", default="forward", choices=DIRECTIONS),
+    "start": Field("time", "when the source starts", default="0s"),
+    "stop": Field("time", "when it stops starting transfers (default: the end of the run)"),
+    "mss": Field("int", "payload bytes per packet (default: tcp.mss)", lo=1, hi=65535),
+    "init_cwnd": Field("int", "initial window, packets (default: tcp.init_cwnd)", lo=1, hi=1_000_000),
+    "pacing": Field("bool", "pace the transfers (default: tcp.pacing)"),
+}
+
+WEB = _t(
+    "short TCP transfers, one fresh connection each",
+    {
+        "sessions": Field("int", "closed-loop sessions: fetch an object, think, repeat", lo=1, hi=MAX_FLOWS),
+        "think": Field("time", "mean (exponential) think time of a session", default="1s"),
+        "rate": Field("number", "Poisson transfers per second", lo=0.0, hi=1e7),
+        "load": Field("number", "Poisson arrivals at this fraction of the link rate", lo=0.0, hi=100.0),
+        "sizes": Field("size_dist", '"surge" or a size distribution', default="surge", choices=("surge",)),
+        "size_body": Field("number", 'with sizes = "surge": probability of the lognormal body', lo=0.0, hi=1.0),
+        "size_mu": Field("number", 'with sizes = "surge": mean of ln bytes in the body'),
+        "size_sigma": Field("number", 'with sizes = "surge": standard deviation of ln bytes', lo=0.0),
+        "size_tail_min": Field("size", 'with sizes = "surge": smallest size of the Pareto tail'),
+        "size_tail_shape": Field("number", 'with sizes = "surge": Pareto shape of the tail', lo=0.0),
+        "bidirectional": Field("bool", 'true: the same as direction = "both"'),
+        **_SOURCE_TCP,
+    },
+)
+
+ONOFF = _t(
+    "on-off sessions: a transfer, then an exponential off time",
+    {
+        "sessions": Field("int", "number of sessions", required=True, lo=1, hi=MAX_FLOWS),
+        "size": Field(
+            "size_dist", "transfer sizes", default={"dist": "pareto", "mean": "100pkts", "shape": 1.2}
+        ),
+        "off": Field("time", "mean off time", default="10s"),
+        **_SOURCE_TCP,
+    },
+)
+
+UDP = _t(
+    "unresponsive load",
+    {
+        "name": Field("name", "the source's name (default: kind and index)"),
+        "rate": Field("rate", "sending rate"),
+        "load": Field("number", "sending rate as a fraction of the link rate", lo=0.0, hi=100.0),
+        "pattern": Field("choice", "evenly spaced or Poisson", default="cbr", choices=UDP_PATTERNS),
+        "packet": Field("bytes", "wire bytes per datagram", default="1500B"),
+        "direction": Field("choice", "which way the datagrams go", default="forward", choices=DIRECTIONS),
+        "start": Field("time", "when the source starts", default="0s"),
+        "stop": Field("time", "when it stops (default: the end of the run)"),
+    },
+)
+
+BACKGROUND = _t(
+    "background traffic sources",
+    {
+        "web": Field("tables", "web sessions", table=WEB, single=True),
+        "onoff": Field("tables", "on-off sessions", table=ONOFF, single=True),
+        "udp": Field("tables", "unresponsive UDP load", table=UDP, single=True),
+    },
+)
+
+MEASURE = _t(
+    "what is recorded",
+    {
+        "interval": Field("time", "trace interval, 1 ms to the duration", default="100ms"),
+        "trace": Field("bool", "record per-interval traces", default=True),
+    },
+)
+
+EXPERIMENT = _t(
+    "a ccarena experiment",
+    {
+        "name": Field("name", "the experiment's name (default: the file name)"),
+        "duration": Field("time", "length of the run", required=True),
+        "seed": Field("int", "random seed", default=1, lo=0, hi=2**63 - 1),
+        "ccarena_version": Field("string", "the ccarena version that resolved the file (written in spec.toml)"),
+        "topology": Field("table", "the network", required=True, table=TOPOLOGY),
+        "tcp": Field("table", "TCP settings for every flow", table=TCP),
+        "flows": Field("tables", "flow groups", table=FLOW),
+        "background": Field("table", "background traffic", table=BACKGROUND),
+        "measure": Field("table", "measurement", table=MEASURE),
+    },
+)
+
+
+# ---------------------------------------------------------------------------
+# JSON Schema
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$"
+_STRING_PATTERNS = {"time": TIME_PATTERN, "rate": RATE_PATTERN, "size": SIZE_PATTERN, "bytes": BYTES_PATTERN}
+
+
+def _table_schema(table: Table, algorithms: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    props = {k: _field_schema(f, algorithms) for k, f in table.fields.items()}
+    out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if table.doc:
+        out["description"] = table.doc
+    required = [k for k, f in table.fields.items() if f.required]
+    if required:
+        out["required"] = required
+    if table is FLOW and algorithms:
+        out["allOf"] = [_params_rule(a) for a in algorithms]
+    return out
+
+
+def _params_rule(algorithm: Mapping[str, Any]) -> dict[str, Any]:
+    """``if cc = NAME then params`` holds only NAME's parameters, with their types and ranges."""
+    props: dict[str, Any] = {}
+    for p in algorithm.get("params") or ():
+        kind = p["type"]
+        s: dict[str, Any]
+        if kind == "bool":
+            s = {"type": "boolean"}
+        elif kind == "choice":
+            s = {"enum": list(p.get("choices") or [])}
+        else:
+            s = {"type": "integer" if kind == "int" else "number"}
+            if p.get("min") is not None:
+                s["minimum"] = p["min"]
+            if p.get("max") is not None:
+                s["maximum"] = p["max"]
+        s["description"] = str(p.get("doc", ""))
+        s["default"] = p.get("default")
+        props[str(p["name"])] = s
+    return {
+        "if": {"properties": {"cc": {"const": algorithm["name"]}}, "required": ["cc"]},
+        "then": {"properties": {"params": {"type": "object", "properties": props, "additionalProperties": False}}},
+    }
+
+
+def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    s: dict[str, Any]
+    t = f.type
+    if t in _STRING_PATTERNS:
+        s = {"type": "string", "pattern": _STRING_PATTERNS[t]}
+    elif t == "name":
+        s = {"type": "string", "pattern": NAME_PATTERN}
+    elif t == "string":
+        s = {"type": "string"}
+    elif t == "bool":
+        s = {"type": "boolean"}
+    elif t in ("int", "number"):
+        s = {"type": "integer" if t == "int" else "number"}
+        if f.lo is not None:
+            s["minimum"] = f.lo
+        if f.hi is not None:
+            s["maximum"] = f.hi
+    elif t == "choice":
+        s = {"enum": list(f.choices)}
+    elif t == "table":
+        assert f.table is not None
+        s = _table_schema(f.table, algorithms)
+    elif t == "tables":
+        assert f.table is not None
+        item = _table_schema(f.table, algorithms)
+        s = {"anyOf": [item, {"type": "array", "items": item}]} if f.single else {"type": "array", "items": item}
+    elif t == "params":
+        s = {"type": "object", "additionalProperties": {"type": ["boolean", "number", "string"]}}
+    elif t == "loss":
+        s = {"anyOf": [{"type": "number", "minimum": 0, "exclusiveMaximum": 1}]
+             + [_table_schema(m, algorithms) for m in LOSS_MODELS.values()]}
+    elif t == "size_dist":
+        tables = [_table_schema(d, algorithms) for d in SIZE_DISTS.values()]
+        s = {"anyOf": ([{"enum": list(f.choices)}] if f.choices else []) + tables}
+    elif t == "rtt_dist":
+        s = {"anyOf": [{"type": "string", "pattern": TIME_PATTERN}]
+             + [_table_schema(d, algorithms) for d in RTT_DISTS.values()]}
+    else:  # pragma: no cover - a programming error in the tables above
+        raise ValueError(f"unknown field type {t!r}")
+    s["description"] = f.doc
+    if f.default is not None and t not in ("table", "tables"):
+        s["default"] = f.default
+    return s
+
+
+def json_schema(algorithms: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The JSON Schema (draft 7) of an experiment file.
+
+    With ``algorithms`` (``ccarena.algorithms()``) each flow group's
+    ``params`` is checked against its algorithm's parameters. A ``[sweep]``
+    table is not part of one experiment and is described where campaigns are.
+    """
+    out: dict[str, Any] = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "ccarena experiment",
+    }
+    out.update(_table_schema(EXPERIMENT, algorithms))
+    return out

@@ -1,0 +1,61 @@
+"""``[tcp]``: TCP settings every flow group and background source starts from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import fields as F
+from .errors import SpecError
+from .schema import RECOVERIES, TCP
+from .units import describe, format_bytes
+
+__all__ = ["TcpDefaults", "tcp"]
+
+
+@dataclass(frozen=True)
+class TcpDefaults:
+    """The resolved ``[tcp]`` table. ``pacing_given`` says whether the file set pacing."""
+
+    mss: int
+    header: int
+    init_cwnd: int
+    rwnd: int | None
+    pacing: bool
+    pacing_given: bool
+    recovery: str | None
+
+    def resolved(self) -> dict[str, Any]:
+        """The ``[tcp]`` table of ``spec.toml``."""
+        out: dict[str, Any] = {"mss": self.mss, "header": self.header, "init_cwnd": self.init_cwnd}
+        if self.rwnd is not None:
+            out["rwnd"] = format_bytes(self.rwnd)
+        out["pacing"] = self.pacing
+        if self.recovery is not None:
+            out["recovery"] = self.recovery
+        return out
+
+
+def mss(value: Any, path: str, header: int) -> int:
+    """Payload bytes per packet: a packet (payload + header) is at most 65535 bytes."""
+    return F.integer(value, path, 1, 65535 - header)
+
+
+def init_cwnd(value: Any, path: str) -> int:
+    """Initial window, packets."""
+    return F.integer(value, path, 1, 1_000_000)
+
+
+def tcp(raw: dict[str, Any]) -> TcpDefaults:
+    """Reads ``[tcp]`` (every key optional)."""
+    t = F.table(raw.get("tcp", {}), "tcp")
+    F.check_keys(t, "tcp", TCP)
+    header = F.integer(t.get("header", TCP.default("header")), "tcp.header", 0, 1000)
+    mss_ = mss(t.get("mss", TCP.default("mss")), "tcp.mss", header)
+    icw = init_cwnd(t.get("init_cwnd", TCP.default("init_cwnd")), "tcp.init_cwnd")
+    rwnd = F.byte_count(t["rwnd"], "tcp.rwnd") if "rwnd" in t else None
+    if rwnd is not None and rwnd < mss_:
+        raise SpecError("tcp.rwnd", f"must be at least one MSS ({mss_} bytes), got {describe(t['rwnd'])}")
+    pacing = F.boolean(t.get("pacing", TCP.default("pacing")), "tcp.pacing")
+    recovery = F.choice(t["recovery"], "tcp.recovery", RECOVERIES, "recovery") if "recovery" in t else None
+    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery)

@@ -1,0 +1,143 @@
+"""``[topology]``: the dumbbell's base RTT, the bottleneck and the reverse link."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from . import fields as F
+from .distributions import loss
+from .errors import SpecError
+from .schema import BOTTLENECK, QDISCS, REVERSE, TOPOLOGY
+from .units import Size, format_bytes, format_rate, format_size, format_time
+
+__all__ = ["Link", "Topology", "buffer_limit", "topology"]
+
+NS_PER_S = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link's rate and buffer as written (a BDP buffer becomes packets once the RTT is known)."""
+
+    rate_bps: int
+    buffer: Size
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The resolved ``[topology]``; buffers are turned into limits by :func:`buffer_limit`."""
+
+    rtt_ns: int | None
+    bottleneck: Link
+    qdisc: str
+    delay_ns: int
+    loss: float | dict[str, Any]
+    loss_p: float
+    loss_model: dict[str, Any] | None
+    reverse: Link
+    reverse_buffer_path: str
+    reverse_loss: float | dict[str, Any] | None
+    reverse_loss_p: float
+    reverse_loss_model: dict[str, Any] | None
+
+    def resolved(self) -> dict[str, Any]:
+        """The ``[topology]`` table of ``spec.toml``."""
+        out: dict[str, Any] = {}
+        if self.rtt_ns is not None:
+            out["rtt"] = format_time(self.rtt_ns)
+        out["bottleneck"] = {
+            "rate": format_rate(self.bottleneck.rate_bps),
+            "buffer": format_size(self.bottleneck.buffer),
+            "qdisc": self.qdisc,
+            "delay": format_time(self.delay_ns),
+            "loss": self.loss,
+        }
+        out["reverse"] = {"rate": format_rate(self.reverse.rate_bps), "buffer": format_size(self.reverse.buffer)}
+        if self.reverse_loss is not None:
+            out["reverse"]["loss"] = self.reverse_loss
+        return out
+
+    def engine_links(self, limits: tuple[tuple[str, int], tuple[str, int]]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The engine's bottleneck and reverse links, given their queue limits."""
+        (bn_key, bn_limit), (rev_key, rev_limit) = limits
+        bottleneck: dict[str, Any] = {
+            "rate_bps": self.bottleneck.rate_bps,
+            "delay_ns": self.delay_ns,
+            bn_key: bn_limit,
+            "loss": self.loss_p,
+        }
+        reverse: dict[str, Any] = {
+            "rate_bps": self.reverse.rate_bps,
+            "delay_ns": self.delay_ns,
+            rev_key: rev_limit,
+            "loss": self.reverse_loss_p,
+        }
+        if self.loss_model is not None:
+            bottleneck["loss_model"] = self.loss_model
+        if self.reverse_loss_model is not None:
+            reverse["loss_model"] = self.reverse_loss_model
+        return bottleneck, reverse
+
+
+def _link(table: dict[str, Any], path: str) -> Link:
+    if "rate" not in table:
+        raise SpecError(F.join(path, "rate"), 'required (e.g. rate = "100Mbps")')
+    rate = F.rate(table["rate"], F.join(path, "rate"))
+    if "buffer" not in table:
+        raise SpecError(F.join(path, "buffer"), 'required (e.g. buffer = "1bdp", "100pkts" or "64KB")')
+    return Link(rate, F.size(table["buffer"], F.join(path, "buffer")))
+
+
+def topology(raw: dict[str, Any]) -> Topology:
+    """Reads ``[topology]``: the bottleneck (required), the base RTT and the reverse link."""
+    if "topology" not in raw:
+        raise SpecError("topology", 'required (at least topology.bottleneck = { rate = "100Mbps", buffer = "1bdp" })')
+    topo = F.table(raw["topology"], "topology")
+    F.check_keys(topo, "topology", TOPOLOGY)
+    rtt_ns = F.positive_time(topo["rtt"], "topology.rtt") if "rtt" in topo else None
+    if "bottleneck" not in topo:
+        raise SpecError("topology.bottleneck", 'required (e.g. bottleneck = { rate = "100Mbps", buffer = "1bdp" })')
+    bn = F.table(topo["bottleneck"], "topology.bottleneck")
+    F.check_keys(bn, "topology.bottleneck", BOTTLENECK)
+    bottleneck = _link(bn, "topology.bottleneck")
+    qdisc = F.choice(bn.get("qdisc", BOTTLENECK.default("qdisc")), "topology.bottleneck.qdisc", QDISCS, "queue discipline")
+    delay_ns = F.time(bn.get("delay", BOTTLENECK.default("delay")), "topology.bottleneck.delay")
+    bn_loss, bn_loss_p, bn_loss_model = loss(bn.get("loss", BOTTLENECK.default("loss")), "topology.bottleneck.loss")
+    rev_loss: float | dict[str, Any] | None = None
+    rev_loss_p, rev_loss_model = 0.0, None
+    rev_buffer_path = "topology.bottleneck.buffer"
+    if "reverse" in topo:
+        rev = F.table(topo["reverse"], "topology.reverse")
+        F.check_keys(rev, "topology.reverse", REVERSE)
+        reverse = Link(
+            F.rate(rev["rate"], "topology.reverse.rate") if "rate" in rev else bottleneck.rate_bps,
+            F.size(rev["buffer"], "topology.reverse.buffer") if "buffer" in rev else bottleneck.buffer,
+        )
+        if "buffer" in rev:
+            rev_buffer_path = "topology.reverse.buffer"
+        if "loss" in rev:
+            rev_loss, rev_loss_p, rev_loss_model = loss(rev["loss"], "topology.reverse.loss")
+    else:
+        reverse = Link(bottleneck.rate_bps, bottleneck.buffer)
+    return Topology(
+        rtt_ns, bottleneck, qdisc, delay_ns, bn_loss, bn_loss_p, bn_loss_model,
+        reverse, rev_buffer_path, rev_loss, rev_loss_p, rev_loss_model,
+    )  # fmt: skip
+
+
+def buffer_limit(link: Link, path: str, rtt_ns: int, packet_bytes: int, max_packet: int) -> tuple[str, int]:
+    """The engine's queue limit: ("buffer_pkts", n) or ("buffer_bytes", n)."""
+    b = link.buffer
+    if b.kind == "pkts":
+        assert isinstance(b.value, int)
+        return "buffer_pkts", b.value
+    if b.kind == "bytes":
+        assert isinstance(b.value, int)
+        if b.value < max_packet:
+            raise SpecError(path, f"must hold at least one packet ({max_packet} bytes), got {format_bytes(b.value)}")
+        return "buffer_bytes", b.value
+    pkts = Fraction(b.value) * link.rate_bps * rtt_ns / (8 * NS_PER_S * packet_bytes)
+    return "buffer_pkts", max(1, math.floor(pkts + Fraction(1, 2)))

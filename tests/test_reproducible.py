@@ -1,0 +1,61 @@
+"""Same file + same seed = the same result files, across changes that must not move a number.
+
+The digests in tests/data/result_digests.json were taken from the result
+folders of these runs before the Python package was reorganised (ccarena
+0.1.0 at commit d080fa9). A change that alters any number in summary.json
+or any value, name or type of a Parquet column fails here; a change meant
+to alter results must update the digests and say why.
+
+Parquet files are compared by content (column names, types and values), not
+by bytes, so that a newer pyarrow writing different file metadata does not
+count as a change of results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import ccarena
+import pyarrow.parquet as pq
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DIGESTS = json.loads((Path(__file__).parent / "data" / "result_digests.json").read_text())
+
+CASES: dict[str, tuple[str, dict[str, Any], int | None]] = {
+    "quickstart": ("quickstart.toml", {}, None),
+    "rhee2007_surge_20s": ("rhee2007_surge.toml", {"duration": "20s", "flows[1].start": "5s"}, None),
+    "leith2007_convergence_20s_seed3": ("leith2007_convergence.toml", {"duration": "20s", "flows[1].start": "5s"}, 3),
+}
+
+
+def _table_digest(path: Path) -> str:
+    t = pq.read_table(path)
+    h = hashlib.sha256()
+    for name in t.column_names:
+        col = t.column(name).combine_chunks()
+        h.update(name.encode())
+        h.update(str(col.type).encode())
+        h.update(json.dumps(col.to_pylist(), default=str).encode())
+    return h.hexdigest()
+
+
+def folder_digests(folder: Path) -> dict[str, str]:
+    """sha256 of spec.toml and summary.json bytes, and of each Parquet table's content."""
+    out = {}
+    for f in sorted(folder.iterdir()):
+        if f.suffix == ".parquet":
+            out[f.name] = _table_digest(f)
+        elif f.suffix in (".json", ".toml"):
+            out[f.name] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_results_match_the_stored_digests(case: str, tmp_path: Path) -> None:
+    file, overrides, seed = CASES[case]
+    ccarena.run(ROOT / "scenarios" / file, set=overrides, seed=seed, out=tmp_path / "r", figure=False)
+    assert folder_digests(tmp_path / "r") == DIGESTS[case]
