@@ -19,7 +19,7 @@ $(PY):
 
 $(STAMP): $(PY) $(SOURCES)
 	$(PY) -m pip install --quiet "maturin>=1.5,<2"
-	$(VENV)/bin/maturin develop --quiet --release --extras test
+	$(VENV)/bin/maturin develop --quiet --release --extras test,dask
 	touch $(STAMP)
 
 # The link emulator of `ccarena run --backend emu`, next to the venv's python.

@@ -13,11 +13,14 @@ returns a :class:`Result` with summary metrics and per-interval traces::
 
 :func:`algorithms` lists the congestion-control algorithms and their
 parameters, :func:`load_spec` validates an experiment without running it,
-:func:`compare` runs one experiment in the simulator and on the kernel.
+:func:`compare` runs one experiment in the simulator and on the kernel,
+:func:`sweep` runs a campaign (a grid of runs with repeats) and
+:func:`open` reopens a campaign or a run folder.
 
 The package, by concern (each layer imports only the ones below it):
 
 * :mod:`ccarena.cli` — the ``ccarena`` command, one module per command;
+* :mod:`ccarena.campaign` — grids, repeats, the result store, executors;
 * :mod:`ccarena.runner` — :func:`run` and :func:`compare`;
 * :mod:`ccarena.backends` — where a run happens: ``sim`` and ``emu``;
 * :mod:`ccarena.results` — :class:`Result` in memory and on disk;
@@ -36,12 +39,14 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .campaign import Campaign, open, sweep
     from .results import FORMAT_VERSION, Result, ResultExistsError
     from .runner import Comparison, compare, run
     from .spec import Spec, SpecError, load_spec
 
 __all__ = [
     "FORMAT_VERSION",
+    "Campaign",
     "Comparison",
     "Result",
     "ResultExistsError",
@@ -51,10 +56,15 @@ __all__ = [
     "algorithms",
     "compare",
     "load_spec",
+    "open",
     "run",
+    "sweep",
 ]
 
 _LAZY = {
+    "Campaign": "campaign",
+    "open": "campaign",
+    "sweep": "campaign",
     "FORMAT_VERSION": "results",
     "Result": "results",
     "ResultExistsError": "results",

@@ -3,12 +3,15 @@
 ``ccarena run FILE`` simulates an experiment and saves its results
 (``--backend emu``: runs it on real Linux TCP through ccarena's link
 emulator instead); ``ccarena compare FILE`` runs both and compares them;
-``ccarena list cc`` lists the congestion-control algorithms and their
-parameters; ``ccarena schema`` prints the experiment file's JSON Schema.
+``ccarena sweep FILE`` runs a campaign (a grid of runs with repeats) and
+``ccarena results DIR`` summarises it; ``ccarena list cc`` lists the
+congestion-control algorithms and their parameters; ``ccarena schema``
+prints the experiment file's JSON Schema.
 Mistakes in an experiment print one line, ``error: <field>: <what is
 wrong>``, and exit with status 2 without writing anything.
 
-One module per command (``run``, ``compare``, ``listing``, ``schema``), each
+One module per command (``run``, ``sweep``, ``results``, ``compare``,
+``listing``, ``schema``), each
 with ``register(subparsers)``; a command imports what it needs when it
 runs, so ``ccarena --help`` starts at once. A new command is a module here
 and a line in :data:`COMMANDS`.
@@ -31,7 +34,7 @@ from .common import (
 
 __all__ = ["COMMANDS", "default_out_dir", "main"]
 
-COMMANDS = ("run", "compare", "listing", "schema")
+COMMANDS = ("run", "sweep", "results", "compare", "listing", "schema")
 """The command modules, in the order ``--help`` lists them."""
 
 

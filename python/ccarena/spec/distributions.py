@@ -14,10 +14,19 @@ from typing import Any
 
 from . import fields as F
 from .errors import SpecError
-from .schema import LOSS_MODELS, RTT_DISTS, SIZE_DISTS
+from .schema import LOSS_MODELS, RTT_DISTS, SIZE_DISTS, START_DISTS
 from .units import describe, format_size, format_time
 
-__all__ = ["MAX_TRANSFER_BYTES", "loss", "rtt_dist", "size_dist", "size_mean", "start_stop", "stationary_loss"]
+__all__ = [
+    "MAX_TRANSFER_BYTES",
+    "loss",
+    "rtt_dist",
+    "size_dist",
+    "size_mean",
+    "start_dist",
+    "start_stop",
+    "stationary_loss",
+]
 
 MAX_TRANSFER_BYTES = 10**12
 """The engine caps every drawn transfer size at 1 TB (crates/sim traffic.rs)."""
@@ -254,3 +263,25 @@ def start_stop(table: Mapping[str, Any], path: str, duration_ns: int) -> tuple[i
                 f"must be at most the duration ({format_time(duration_ns)}), got {describe(table['stop'])}",
             )
     return start_ns, stop_ns
+
+
+def start_dist(value: Any, path: str, duration_ns: int) -> tuple[dict[str, Any], int, int]:
+    """A distribution of start times, ``{ dist = "uniform", lo, hi }``: (resolved, lo ns, hi ns)."""
+    table = F.table(value, path)
+    if "dist" not in table:
+        raise SpecError(F.join(path, "dist"), f"required ({', '.join(START_DISTS)})")
+    dist = F.choice(table["dist"], F.join(path, "dist"), tuple(START_DISTS), "start distribution")
+    F.check_keys(table, path, START_DISTS[dist])
+    for key in ("lo", "hi"):
+        if key not in table:
+            raise SpecError(F.join(path, key), f'required with dist = "{dist}" (e.g. lo = "0s", hi = "2s")')
+    lo = F.time(table["lo"], F.join(path, "lo"))
+    hi = F.time(table["hi"], F.join(path, "hi"))
+    if hi < lo:
+        raise SpecError(F.join(path, "hi"), f"must be at least lo ({format_time(lo)}), got {describe(table['hi'])}")
+    if hi >= duration_ns:
+        raise SpecError(
+            F.join(path, "hi"),
+            f"must be before the end of the run (duration = {format_time(duration_ns)}), got {describe(table['hi'])}",
+        )
+    return {"dist": dist, "lo": format_time(lo), "hi": format_time(hi)}, lo, hi

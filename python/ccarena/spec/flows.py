@@ -8,13 +8,14 @@ them all and expands each group into its flows, in file order.
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import _core
 from . import fields as F
-from .distributions import start_stop
+from .distributions import start_dist, start_stop
 from .errors import SpecError
 from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
 from .tcp import TcpDefaults, init_cwnd, mss
@@ -33,6 +34,20 @@ class FlowGroup:
     every_ns: int | None
     rtt_ns: int
     packet_bytes: int
+    start_hi_ns: int
+    """The latest start: the same as ``engine["start_ns"]`` unless starts are drawn."""
+
+    def starts(self, seed: int, group: int) -> list[int]:
+        """The start of each flow, ns: drawn per flow when ``start`` is a distribution, then + k·every."""
+        lo = int(self.engine["start_ns"])
+        if self.start_hi_ns == lo:
+            firsts = [lo] * self.count
+        else:
+            # One stream per group, from the run's seed: the same draws for the same seed.
+            rng = random.Random(f"ccarena.start:{seed}:{group}")
+            firsts = [rng.randrange(lo, self.start_hi_ns + 1) for _ in range(self.count)]
+        every = self.every_ns or 0
+        return [first + k * every for k, first in enumerate(firsts)]
 
 
 @dataclass
@@ -44,6 +59,27 @@ class Flows:
     groups: list[int] = field(default_factory=list)
     group_rtts: list[int] = field(default_factory=list)
     max_packet: int = 0
+
+
+def _start(g: Mapping[str, Any], path: str, duration_ns: int) -> tuple[Any, int, int, int | None]:
+    """(resolved start, earliest and latest start in ns, stop in ns or None)."""
+    if not isinstance(g.get("start"), dict):
+        start_ns, stop_ns = start_stop(g, path, duration_ns)
+        return format_time(start_ns), start_ns, start_ns, stop_ns
+    resolved, lo, hi = start_dist(g["start"], F.join(path, "start"), duration_ns)
+    stop_ns = None
+    if "stop" in g:
+        stop_ns = F.time(g["stop"], F.join(path, "stop"))
+        if stop_ns <= hi:
+            raise SpecError(
+                F.join(path, "stop"), f"must be after the latest start ({format_time(hi)}), got {describe(g['stop'])}"
+            )
+        if stop_ns > duration_ns:
+            raise SpecError(
+                F.join(path, "stop"),
+                f"must be at most the duration ({format_time(duration_ns)}), got {describe(g['stop'])}",
+            )
+    return resolved, lo, hi, stop_ns
 
 
 def _every(g: Mapping[str, Any], path: str, count: int, start_ns: int, stop_ns: int | None, duration_ns: int) -> int | None:
@@ -133,8 +169,8 @@ def flow_group(
     cc_params = F.resolve_cc(g["cc"], given, path)
     cc: str = g["cc"]
     count = F.integer(g.get("count", FLOW.default("count")), F.join(path, "count"), 1, MAX_FLOWS)
-    start_ns, stop_ns = start_stop(g, path, duration_ns)
-    every_ns = _every(g, path, count, start_ns, stop_ns, duration_ns)
+    r_start, start_ns, start_hi_ns, stop_ns = _start(g, path, duration_ns)
+    every_ns = _every(g, path, count, start_hi_ns, stop_ns, duration_ns)
     flow_reverse = F.boolean(g["reverse"], F.join(path, "reverse")) if "reverse" in g else False
     rtt_ns = _rtt(g, path, topo_rtt_ns)
     app, size, app_rate = _app(g, path)
@@ -143,7 +179,7 @@ def flow_group(
     r: dict[str, Any] = {"cc": cc, "count": count}
     if cc_params:
         r["params"] = cc_params
-    r["start"] = format_time(start_ns)
+    r["start"] = r_start
     if every_ns is not None:
         r["every"] = format_time(every_ns)
     if stop_ns is not None:
@@ -181,11 +217,16 @@ def flow_group(
         e["app_rate_bps"] = app_rate
     if flow_reverse:
         e["reverse"] = True
-    return FlowGroup(r, e, count, every_ns, rtt_ns, s.mss + tcp.header)
+    return FlowGroup(r, e, count, every_ns, rtt_ns, s.mss + tcp.header, start_hi_ns)
 
 
-def flows(raw: Mapping[str, Any], duration_ns: int, topo_rtt_ns: int | None, tcp: TcpDefaults, background: bool) -> Flows:
-    """Reads every ``[[flows]]`` table (they may be left out when there is background traffic)."""
+def flows(
+    raw: Mapping[str, Any], duration_ns: int, topo_rtt_ns: int | None, tcp: TcpDefaults, background: bool, seed: int
+) -> Flows:
+    """Reads every ``[[flows]]`` table (they may be left out when there is background traffic).
+
+    ``seed`` draws the start times of groups whose ``start`` is a distribution.
+    """
     if "flows" not in raw and not background:
         raise SpecError("flows", 'at least one flow group is required (e.g. [[flows]] cc = "cubic")')
     groups = raw.get("flows", [])
@@ -203,10 +244,9 @@ def flows(raw: Mapping[str, Any], duration_ns: int, topo_rtt_ns: int | None, tcp
         out.max_packet = max(out.max_packet, group.packet_bytes)
         if len(out.engine) + group.count > MAX_FLOWS:
             raise SpecError(F.join(path, "count"), f"too many flows in total (at most {MAX_FLOWS})")
-        for k in range(group.count):
+        for start_ns in group.starts(seed, gi):
             e = copy.deepcopy(group.engine)
-            if group.every_ns is not None:
-                e["start_ns"] = group.engine["start_ns"] + k * group.every_ns
+            e["start_ns"] = start_ns
             out.engine.append(e)
             out.groups.append(gi)
     return out

@@ -129,6 +129,8 @@ def _sanitize_name(stem: str) -> str:
 
 def _top(raw: dict[str, Any], default_name: str) -> tuple[str, int, int]:
     """The top-level keys: (name, duration in ns, seed)."""
+    if "sweep" in raw:
+        raise SpecError("sweep", "this file is a campaign: run it with `ccarena sweep` (or ccarena.sweep)")
     F.check_keys(raw, "", EXPERIMENT)
     name = raw.get("name", _sanitize_name(default_name))
     if not isinstance(name, str) or not F.NAME_RE.fullmatch(name):
@@ -176,7 +178,7 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
     tcp_ = tcp(raw)
     ctx = Context(duration_ns, topo.rtt_ns, topo.bottleneck.rate_bps, topo.reverse.rate_bps, tcp_)
     bg = background(raw.get("background", {}), ctx)
-    fl = flows(raw, duration_ns, topo.rtt_ns, tcp_, bg.any)
+    fl = flows(raw, duration_ns, topo.rtt_ns, tcp_, bg.any, seed)
     max_packet = max(tcp_.mss + tcp_.header, bg.max_packet, fl.max_packet)
     limits = _queue_limits(topo, fl, tcp_.mss + tcp_.header, max_packet)
     meas = measure(raw, duration_ns)

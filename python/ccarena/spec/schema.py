@@ -31,6 +31,7 @@ __all__ = [
     "REVERSE",
     "RTT_DISTS",
     "SIZE_DISTS",
+    "START_DISTS",
     "TCP",
     "TOPOLOGY",
     "UDP",
@@ -53,7 +54,7 @@ class Field:
     parameters), ``loss`` (a probability or a :data:`LOSS_MODELS` table),
     ``size_dist`` (a :data:`SIZE_DISTS` table; with ``choices`` also one of
     those names), ``rtt_dist`` (a time or an :data:`RTT_DISTS` table) and
-    ``start`` (a time or a distribution of start times).
+    ``start`` (a time or a :data:`START_DISTS` table).
     """
 
     type: str
@@ -180,6 +181,16 @@ RTT_DISTS: dict[str, Table] = {
     ),
 }
 
+START_DISTS: dict[str, Table] = {
+    "uniform": _t(
+        "each flow of the group starts at a time drawn uniformly in [lo, hi] from the run's seed",
+        {_DIST: Field("choice", "distribution", choices=("uniform",), required=True),
+         "lo": Field("time", "earliest start", required=True),
+         "hi": Field("time", "latest start", required=True)},
+        _DIST,
+    ),
+}
+
 # ---------------------------------------------------------------------------
 # The experiment
 
@@ -238,7 +249,7 @@ FLOW = _t(
         "cc": Field("string", "congestion-control algorithm (see `ccarena list cc`)", required=True),
         "count": Field("int", "number of flows in the group", default=1, lo=1, hi=MAX_FLOWS),
         "params": Field("params", "algorithm parameters", default={}),
-        "start": Field("time", "start time", default="0s"),
+        "start": Field("start", "start time, or a distribution of start times drawn per flow", default="0s"),
         "stop": Field("time", "stop time (default: the end of the run)"),
         "rtt": Field("time", "round-trip propagation delay (default: topology.rtt)"),
         "app": Field("choice", "application: bulk, a fixed-size transfer, or a fixed rate", default="bulk", choices=APPS),
@@ -423,6 +434,9 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
     elif t == "size_dist":
         tables = [_table_schema(d, algorithms) for d in SIZE_DISTS.values()]
         s = {"anyOf": ([{"enum": list(f.choices)}] if f.choices else []) + tables}
+    elif t == "start":
+        s = {"anyOf": [{"type": "string", "pattern": TIME_PATTERN}]
+             + [_table_schema(d, algorithms) for d in START_DISTS.values()]}
     elif t == "rtt_dist":
         s = {"anyOf": [{"type": "string", "pattern": TIME_PATTERN}]
              + [_table_schema(d, algorithms) for d in RTT_DISTS.values()]}
@@ -438,12 +452,25 @@ def json_schema(algorithms: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The JSON Schema (draft 7) of an experiment file.
 
     With ``algorithms`` (``ccarena.algorithms()``) each flow group's
-    ``params`` is checked against its algorithm's parameters. A ``[sweep]``
-    table is not part of one experiment and is described where campaigns are.
+    ``params`` is checked against its algorithm's parameters. A campaign's
+    ``[sweep]`` table is allowed (field paths with lists of values, ``zip``,
+    ``repeat``, ``baseline``); see :mod:`ccarena.campaign.grid`.
     """
     out: dict[str, Any] = {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "ccarena experiment",
     }
     out.update(_table_schema(EXPERIMENT, algorithms))
+    out["properties"]["sweep"] = {
+        "type": "object",
+        "description": "a campaign: field paths (as --set takes them) with lists of values; their product is the grid",
+        "properties": {
+            "zip": {"type": "array", "items": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "description": "groups of swept paths that vary together"},
+            "repeat": {"type": "integer", "minimum": 1, "description": "runs per point", "default": 1},
+            "baseline": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                         "description": "every point also run with every flow on this algorithm"},
+        },
+        "additionalProperties": {"type": "array", "minItems": 1},
+    }
     return out

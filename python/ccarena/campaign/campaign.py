@@ -1,0 +1,404 @@
+"""A campaign: run a grid, keep its results, and ask them questions.
+
+:func:`sweep` validates every run of a campaign file, then runs what the
+store does not hold yet, on every core or on Dask, and returns a
+:class:`Campaign`; :func:`open` reopens a campaign folder (or a single run's
+folder) later.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._version import __version__
+from ..spec import apply_overrides, read_toml
+from .catalogue import swept_columns, tables
+from .execute import Outcome, Task, run_dask, run_local
+from .grid import Grid, grid
+from .store import Store, write_atomic
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..results import Result
+
+__all__ = [
+    "EXECUTORS",
+    "HEADLINE",
+    "Campaign",
+    "CampaignInterrupted",
+    "default_out",
+    "estimate_packets",
+    "open",
+    "plan",
+    "sweep",
+]
+
+HEADLINE = ("utilization", "jain_index")
+"""The metrics ``ccarena results`` shows unless told otherwise."""
+EXECUTORS = ("local", "dask")
+CATALOGUE_EVERY_S = 2.0
+"""The catalogue is rewritten at most this often while runs finish, and at the end."""
+
+
+class CampaignInterrupted(Exception):
+    """The campaign was stopped by Ctrl-C; the store holds every run that finished."""
+
+    def __init__(self, path: Path, done: int, total: int) -> None:
+        super().__init__(f"interrupted: {done} of {total} runs are in {path}")
+        self.path, self.done, self.total = path, done, total
+
+
+def _document(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str, str, str | None]:
+    """(document, default name, text as given, file path or None)."""
+    if isinstance(source, Mapping):
+        doc = copy.deepcopy(dict(source))
+        return doc, "experiment", json.dumps(doc, sort_keys=True, default=str), None
+    raw = read_toml(source)
+    return raw, Path(source).stem, Path(source).read_text(encoding="utf-8"), str(source)
+
+
+def plan(
+    source: str | Path | Mapping[str, Any],
+    *,
+    set: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+) -> tuple[Grid, dict[str, Any]]:
+    """Resolves a campaign file: its grid (every run validated) and the header of its store."""
+    raw, default_name, text, path = _document(source)
+    if set:
+        raw = apply_overrides(raw, set)
+    if seed is not None:
+        raw["seed"] = seed
+    g = grid(raw, default_name=default_name)
+    name = g.runs[0].spec.name
+    fingerprint = hashlib.sha256(
+        json.dumps([[r.run_id, r.spec.resolved] for r in g.runs], sort_keys=True, default=str).encode()
+    ).hexdigest()
+    header: dict[str, Any] = {
+        "format": 1,
+        "ccarena_version": __version__,
+        "name": name,
+        "fingerprint": fingerprint,
+        "source": text,
+        "grid": g.describe(),
+        "columns": {p: c for p, c in zip(g.paths, swept_columns(g), strict=True)},
+    }
+    if path is not None:
+        header["file"] = path
+    if set:
+        header["overrides"] = dict(set)
+    if seed is not None:
+        header["seed"] = seed
+    return g, header
+
+
+def estimate_packets(g: Grid) -> int:
+    """Data packets the runs would send at most: each run's bottleneck rate × duration / packet size."""
+    total = 0
+    for run in g.runs:
+        eng = run.spec.engine
+        packet_bits = 8 * (int(eng["flows"][0]["mss"]) + int(eng["flows"][0]["header_bytes"])) if eng["flows"] else 12000
+        total += int(eng["bottleneck"]["rate_bps"]) * int(eng["duration_ns"]) // (10**9 * packet_bits)
+    return total
+
+
+def default_out(name: str, base: Path = Path("results")) -> Path:
+    """``results/NAME-campaign``: the same for the same file, so running it again resumes."""
+    return base / f"{name}-campaign"
+
+
+class _Progress:
+    """One progress bar on a terminal (tqdm), one line per run otherwise, nothing when quiet."""
+
+    def __init__(self, total: int, done: int, quiet: bool, stream: Any) -> None:
+        self.total, self.done, self.failed = total, done, 0
+        self.quiet, self.stream = quiet, stream
+        self.bar: Any = None
+        if not quiet and stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=done, unit="run", file=stream, dynamic_ncols=True, smoothing=0.1)
+
+    def update(self, o: Outcome) -> None:
+        self.done += 1
+        self.failed += 0 if o.ok else 1
+        if self.bar is not None:
+            self.bar.set_postfix(failed=self.failed, refresh=False)
+            self.bar.update(1)
+        elif not self.quiet:
+            status = "ok" if o.ok else f"FAILED: {o.error}"
+            print(f"[{self.done}/{self.total}] {o.run_id} {status} ({o.wall_s:.2f} s)", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def sweep(
+    source: str | Path | Mapping[str, Any],
+    *,
+    out: str | Path | None = None,
+    jobs: int | None = None,
+    set: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    backend: str = "sim",
+    executor: str = "local",
+    scheduler: str | None = None,
+    figures: bool = False,
+    retry_failed: bool = False,
+    quiet: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> Campaign:
+    """Runs a campaign (an experiment file with an optional ``[sweep]``) and returns it.
+
+    Every run is validated first (:class:`~ccarena.spec.SpecError` names the
+    point and the field; nothing is written). Runs already in ``out`` are
+    kept: the same call again finishes only the missing ones, and
+    ``retry_failed`` reruns those that failed. ``jobs`` worker processes
+    (default: one per core) run the rest, or a Dask cluster with
+    ``executor="dask"`` (a LocalCluster, or ``scheduler``'s). The emulator
+    (``backend="emu"``) runs one run at a time. Per-run figures only with
+    ``figures``. ``quiet=False`` shows progress on standard error; ``log``
+    receives warnings (default: standard error).
+
+    Raises :class:`CampaignInterrupted` on Ctrl-C, after writing the catalogue.
+    """
+    say = log or (lambda line: print(line, file=sys.stderr))
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
+    g, header = plan(source, set=set, seed=seed)
+    header["backend"] = backend
+    header["fingerprint"] = hashlib.sha256((header["fingerprint"] + backend).encode()).hexdigest()
+    if g.repeat > 1 and not g.randomness:
+        say(
+            f"warning: sweep.repeat: {g.repeat} repeats of a scenario that draws no random numbers "
+            "(no random loss, background traffic or start distribution) give identical results"
+        )
+    store = Store(out if out is not None else default_out(header["name"]))
+    store.open_for(header)
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if backend == "emu" and jobs > 1:
+        say("note: the emu backend runs one run at a time (the emulator needs the machine to itself)")
+        jobs = 1
+
+    outcomes = _known_outcomes(store, g, retry_failed)
+    todo = [r for r in g.runs if r.run_id not in outcomes]
+    for r in todo:
+        store.clear_failure(r.run_id)
+    tasks = [Task(r.run_id, r.spec, str(store.run_dir(r.run_id)), figures, backend) for r in todo]
+    progress = _Progress(len(g.runs), len(g.runs) - len(todo), quiet, sys.stderr)
+    last_write = [time.monotonic()]
+
+    def on_outcome(o: Outcome) -> None:
+        if o.ok:
+            outcomes[o.run_id] = ("ok", o.summary, o.wall_s)
+        else:
+            store.record_failure(o.run_id, o.error or "failed", o.wall_s)
+            outcomes[o.run_id] = ("failed", o.error, o.wall_s)
+        progress.update(o)
+        if time.monotonic() - last_write[0] > CATALOGUE_EVERY_S:
+            _write_catalogue(store, g, outcomes)
+            last_write[0] = time.monotonic()
+
+    try:
+        if executor == "dask":
+            run_dask(tasks, jobs, scheduler, on_outcome)
+        else:
+            run_local(tasks, jobs, on_outcome, in_process=backend == "emu")
+    except KeyboardInterrupt:
+        progress.close()
+        _write_catalogue(store, g, outcomes)
+        raise CampaignInterrupted(store.root, len(outcomes), len(g.runs)) from None
+    progress.close()
+    _write_catalogue(store, g, outcomes)
+    return Campaign(store.root)
+
+
+def _known_outcomes(store: Store, g: Grid, retry_failed: bool) -> dict[str, tuple[str, Any, float | None]]:
+    """Outcomes already in the store: finished runs, and failures unless they are to be retried."""
+    ids = {r.run_id for r in g.runs}
+    walls: dict[str, float | None] = {}
+    if store.catalogue_file.is_file():
+        import pyarrow.parquet as pq
+
+        old = pq.read_table(store.catalogue_file, columns=["run_id", "wall_s"]).to_pydict()
+        walls = dict(zip(old["run_id"], old["wall_s"], strict=True))
+    out: dict[str, tuple[str, Any, float | None]] = {}
+    for run_id in store.finished() & ids:
+        out[run_id] = ("ok", store.summary(run_id), walls.get(run_id))
+    if not retry_failed:
+        for run_id, doc in store.failures().items():
+            if run_id in ids and run_id not in out:
+                out[run_id] = ("failed", doc.get("error"), doc.get("wall_s"))
+    return out
+
+
+def _write_catalogue(store: Store, g: Grid, outcomes: Mapping[str, tuple[str, Any, float | None]]) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    runs, run_flows = tables(g, outcomes)
+    for table, path in ((runs, store.catalogue_file), (run_flows, store.run_flows_file)):
+        buf = io.BytesIO()
+        pq.write_table(table, buf, compression="zstd")
+        write_atomic(path, buf.getvalue())
+
+
+class Campaign:
+    """A campaign's folder: its catalogue, aggregates, time series and SQL.
+
+    * :attr:`runs` — the catalogue, one row per run (a pandas DataFrame);
+    * :attr:`run_flows` — per-flow values of every run;
+    * :meth:`aggregate` — per point: mean, 95 % confidence half width and n of metrics;
+    * :meth:`timeseries` — a per-interval column's mean and confidence band across repeats;
+    * :meth:`query` — DuckDB SQL over the views ``runs``, ``run_flows``, ``flows``,
+      ``queue`` and ``transfers`` (the last three span every run, keyed by ``run_id``);
+    * :meth:`result` — one run as a :class:`ccarena.Result`.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.store = Store(path)
+        if not self.store.is_campaign():
+            raise FileNotFoundError(f"{path}: not a campaign folder (no sweep.toml)")
+        self.path = self.store.root
+        self.header = self.store.header()
+
+    def __repr__(self) -> str:
+        return f"<Campaign {self.header.get('name')!r} at {self.path}: {self.header['grid']['runs']} runs>"
+
+    @property
+    def swept(self) -> list[str]:
+        """The catalogue columns of the swept paths, in axis order."""
+        return list(self.header.get("columns", {}).values())
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        """The catalogue (runs.parquet)."""
+        import pyarrow.parquet as pq
+
+        return pq.read_table(self.store.catalogue_file).to_pandas()
+
+    @property
+    def run_flows(self) -> pd.DataFrame:
+        """Per-flow values of every run (run_flows.parquet)."""
+        import pyarrow.parquet as pq
+
+        return pq.read_table(self.store.run_flows_file).to_pandas()
+
+    def result(self, run_id: str) -> Result:
+        """One run's result folder."""
+        from ..results import Result
+
+        return Result.load(self.store.run_dir(run_id))
+
+    def aggregate(
+        self, by: Sequence[str] | None = None, metrics: Sequence[str] | None = None, level: float = 0.95
+    ) -> pd.DataFrame:
+        """Per group of runs (default: per point and baseline): mean, CI half width and n of each metric.
+
+        Columns ``<metric>_mean``, ``<metric>_ci`` (half width of the
+        ``level`` interval, Student t with n − 1 degrees of freedom) and
+        ``<metric>_n``. Failed runs are left out.
+        """
+        from ..analysis.stats import mean_ci
+
+        df = self.runs
+        df = df[df["status"] == "ok"]
+        keys = list(by) if by is not None else [*self.swept, "baseline"]
+        names = list(metrics) if metrics is not None else [m for m in HEADLINE if m in df.columns]
+        for m in [*keys, *names]:
+            if m not in df.columns:
+                raise KeyError(f"no column {m!r} in the catalogue")
+        rows = []
+        groups = df.groupby(keys, dropna=False, sort=True) if keys else [((), df)]
+        for key, sub in groups:
+            key_t = key if isinstance(key, tuple) else (key,)
+            row = dict(zip(keys, key_t, strict=True))
+            for m in names:
+                mean, ci, n = mean_ci(sub[m].tolist(), level)
+                row.update({f"{m}_mean": mean, f"{m}_ci": ci, f"{m}_n": n})
+            rows.append(row)
+        import pandas as pd
+
+        return pd.DataFrame(rows)
+
+    def _connect(self) -> Any:
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute(f"CREATE VIEW runs AS SELECT * FROM read_parquet('{_sql_path(self.store.catalogue_file)}')")
+        con.execute(f"CREATE VIEW run_flows AS SELECT * FROM read_parquet('{_sql_path(self.store.run_flows_file)}')")
+        for table in ("flows", "queue", "transfers"):
+            pattern = self.store.runs_dir / "*" / f"{table}.parquet"
+            if any(self.store.runs_dir.glob(f"*/{table}.parquet")):
+                con.execute(
+                    f"CREATE VIEW {table} AS SELECT regexp_extract(filename, '([^/]+)/{table}[.]parquet$', 1) AS run_id, "
+                    f"* EXCLUDE (filename) FROM read_parquet('{_sql_path(pattern)}', filename = true, union_by_name = true)"
+                )
+            else:
+                con.execute(f"CREATE VIEW {table} AS SELECT NULL::VARCHAR AS run_id WHERE false")
+        return con
+
+    def query(self, sql: str) -> pd.DataFrame:
+        """Runs DuckDB SQL over the campaign's views and returns the result as a DataFrame."""
+        con = self._connect()
+        try:
+            return con.execute(sql).df()
+        finally:
+            con.close()
+
+    def timeseries(
+        self, column: str, *, table: str = "flows", by: Sequence[str] | None = None, level: float = 0.95
+    ) -> pd.DataFrame:
+        """Mean and confidence band of a per-interval column across repeats, at each time step.
+
+        Grouped by point, baseline and (for ``flows``) flow unless ``by``
+        says otherwise (catalogue columns or the table's own). Columns:
+        the groups, ``time_s``, ``mean``, ``ci`` (half width), ``lo``, ``hi`` and ``n``.
+        This is the ensemble figure of Leith, Shorten and McCullagh (PFLDnet 2007).
+        """
+        from ..analysis.stats import t_quantile
+
+        keys = list(by) if by is not None else ["point", "baseline", *(["flow"] if table == "flows" else [])]
+        cols = ", ".join(f'"{k}"' for k in keys)
+        sql = (
+            f'SELECT {cols}, t.time_s AS time_s, avg(t."{column}") AS mean, stddev_samp(t."{column}") AS sd, '
+            f'count(t."{column}") AS n FROM {table} t JOIN runs USING (run_id) WHERE runs.status = \'ok\' '
+            f"GROUP BY {cols}, t.time_s ORDER BY {cols}, t.time_s"
+        )
+        df = self.query(sql)
+        p = 1.0 - (1.0 - level) / 2.0
+        tq = {n: t_quantile(p, n - 1) for n in set(df["n"].tolist()) if n > 1}
+        df["ci"] = [
+            tq[n] * sd / (n**0.5) if n > 1 and sd == sd else float("nan")
+            for n, sd in zip(df["n"].tolist(), df["sd"].tolist(), strict=True)
+        ]
+        df["lo"] = df["mean"] - df["ci"]
+        df["hi"] = df["mean"] + df["ci"]
+        return df.drop(columns=["sd"])
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def open(path: str | Path) -> Campaign | Result:  # noqa: A001 - ccarena.open, as the API names it
+    """Reopens a campaign folder (a :class:`Campaign`) or a single run's folder (a :class:`ccarena.Result`)."""
+    p = Path(path)
+    if (p / "sweep.toml").is_file():
+        return Campaign(p)
+    if (p / "summary.json").is_file():
+        from ..results import Result
+
+        return Result.load(p)
+    raise FileNotFoundError(f"{p}: neither a campaign (sweep.toml) nor a run (summary.json)")

@@ -1,0 +1,164 @@
+"""The catalogue of a campaign: one row per run, for joining and querying.
+
+``runs.parquet`` columns, in order:
+
+* ``run_id`` (the key of every table), ``point`` (index in the grid),
+  ``repeat``, ``seed``, ``baseline`` (the baseline algorithm, or null for
+  the point's own run);
+* one typed column per swept path: quantities in base units with the unit
+  in the name (``topology.bottleneck.rate_bps``, ``topology.rtt_s``,
+  ``topology.bottleneck.buffer_bdp`` / ``_pkts`` / ``_bytes``), numbers and
+  booleans as they are, anything else (names, mixed units) as strings
+  under the path itself;
+* ``status`` (``ok`` or ``failed``), ``error`` (null when ok), ``wall_s``
+  (wall-clock seconds of the run: the one column that differs between two
+  campaigns of the same file);
+* every scalar of the run's summary.json, nested keys joined with ``.``
+  (``queue.drops``, ``transfers.fct_p50_s``) and list items indexed
+  (``jain_window_s[0]``, ``sources[0].achieved_bps``), except the per-flow
+  values, which go to ``run_flows.parquet``: one row per run per flow with
+  ``run_id``, ``point``, ``repeat``, ``baseline`` and the flow's values
+  (``id``, ``cc``, ``goodput_bps``, …).
+
+Rows are in grid order (point, baseline, repeat), whatever order the runs
+finished in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..spec.units import UnitError, parse_rate, parse_size, parse_time
+from .grid import Grid, Run
+
+__all__ = ["flatten", "run_flow_rows", "swept_columns", "tables"]
+
+NS_PER_S = 1_000_000_000
+
+
+def flatten(doc: Mapping[str, Any], prefix: str = "", skip: Sequence[str] = ("flows",)) -> dict[str, Any]:
+    """Scalars of a nested document: ``{"a": {"b": 1}, "c": [2, 3]}`` → ``{"a.b": 1, "c[0]": 2, "c[1]": 3}``."""
+    out: dict[str, Any] = {}
+
+    def walk(v: Any, key: str) -> None:
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                if not key and k in skip:
+                    continue
+                walk(x, f"{key}.{k}" if key else str(k))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{key}[{i}]")
+        else:
+            out[key] = v
+
+    walk(doc, prefix)
+    return out
+
+
+def _quantity(values: Sequence[Any]) -> tuple[str, list[Any]] | None:
+    """(unit suffix, values in base units) when every value is the same kind of quantity string."""
+    if not values or not all(isinstance(v, str) for v in values):
+        return None
+    for suffix, parse in (("_bps", parse_rate), ("_s", lambda v: parse_time(v) / NS_PER_S)):
+        try:
+            return suffix, [parse(v) for v in values]
+        except UnitError:
+            pass
+    try:
+        sizes = [parse_size(v) for v in values]
+    except UnitError:
+        return None
+    kinds = {s.kind for s in sizes}
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    return f"_{kind}", [float(s.value) if kind == "bdp" else int(s.value) for s in sizes]
+
+
+def swept_columns(grid: Grid) -> dict[str, dict[int, Any]]:
+    """Per swept path: its catalogue column name and each point's value in that column's type."""
+    out: dict[str, dict[int, Any]] = {}
+    for path in grid.paths:
+        values = [dict(p)[path] for p in grid.points]
+        quantity = _quantity(values)
+        if quantity is not None:
+            suffix, converted = quantity
+            out[path + suffix] = dict(enumerate(converted))
+        elif all(isinstance(v, bool) for v in values) or all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        ):
+            out[path] = dict(enumerate(values))
+        else:
+            out[path] = {i: v if isinstance(v, str) else _json(v) for i, v in enumerate(values)}
+    return out
+
+
+def _json(v: Any) -> str:
+    import json
+
+    return json.dumps(v, sort_keys=True)
+
+
+def run_flow_rows(run: Run, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The run's per-flow values, one row per flow."""
+    head = {"run_id": run.run_id, "point": run.point, "repeat": run.repeat, "baseline": run.baseline}
+    return [{**head, **flatten(f, skip=())} for f in summary.get("flows", [])]
+
+
+def _column(name: str, values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    if any(isinstance(v, float) for v in values) and all(
+        v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values
+    ):
+        values = [None if v is None else float(v) for v in values]
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
+def _table(rows: list[dict[str, Any]], first: Sequence[str]) -> Any:
+    import pyarrow as pa
+
+    names: dict[str, None] = dict.fromkeys(first)
+    for r in rows:
+        names.update(dict.fromkeys(r))
+    return pa.table({n: _column(n, [r.get(n) for r in rows]) for n in names})
+
+
+def tables(
+    grid: Grid,
+    outcomes: Mapping[str, tuple[str, Any, float | None]],
+) -> tuple[Any, Any]:
+    """(runs table, run_flows table) for the runs that have an outcome.
+
+    ``outcomes[run_id]`` is ``("ok", summary, wall_s)`` or ``("failed", error, wall_s)``.
+    """
+    swept = swept_columns(grid)
+    head = ["run_id", "point", "repeat", "seed", "baseline", *swept, "status", "error", "wall_s"]
+    rows: list[dict[str, Any]] = []
+    flow_rows: list[dict[str, Any]] = []
+    for run in _ordered(grid.runs, outcomes):
+        status, payload, wall_s = outcomes[run.run_id]
+        row: dict[str, Any] = {
+            "run_id": run.run_id,
+            "point": run.point,
+            "repeat": run.repeat,
+            "seed": run.seed,
+            "baseline": run.baseline,
+        }
+        for name, by_point in swept.items():
+            row[name] = by_point[run.point]
+        row.update({"status": status, "error": None if status == "ok" else str(payload), "wall_s": wall_s})
+        if status == "ok":
+            row.update({k: v for k, v in flatten(payload).items() if k not in row})
+            flow_rows += run_flow_rows(run, payload)
+        rows.append(row)
+    return _table(rows, head), _table(flow_rows, ["run_id", "point", "repeat", "baseline"])
+
+
+def _ordered(runs: Iterable[Run], outcomes: Mapping[str, Any]) -> list[Run]:
+    return sorted((r for r in runs if r.run_id in outcomes), key=lambda r: (r.point, r.baseline or "", r.repeat))

@@ -1,0 +1,259 @@
+"""The grid of a campaign: points, repeats, seeds and baseline runs, from ``[sweep]``.
+
+A ``[sweep]`` table turns an experiment into a campaign::
+
+    [sweep]
+    "topology.bottleneck.buffer" = ["0.02bdp", "0.1bdp", "1bdp"]   # one axis
+    "flows[0].cc" = ["cubic", "htcp"]                              # another
+    "topology.rtt" = ["16ms", "160ms"]
+    "flows[1].rtt" = ["16ms", "160ms"]
+    zip = [["topology.rtt", "flows[1].rtt"]]   # these two vary together: one axis
+    repeat = 20                                # runs per point
+    baseline = "reno"                          # or a list: every point also with every flow on reno
+
+Each key is a field path as ``--set`` takes it, each value a list; the grid
+is the Cartesian product of the axes, in the order the keys are written
+(the first axis varies slowest). A file without ``[sweep]`` is a campaign of
+one point and one run.
+
+Seeds: repeat 0 runs with the file's seed; repeat r > 0 with a seed mixed
+from the file's seed and r (SplitMix64), so that every point uses the same
+seeds (common random numbers: differences between points are not noise of
+different draws) and campaigns with neighbouring seeds do not share runs.
+
+Baselines: with ``baseline = "reno"`` every point (and repeat) is also run
+with every flow group's algorithm replaced by reno (its parameters
+dropped), marked ``baseline = "reno"`` in the catalogue; friendliness
+against a baseline compares a point's run with its baseline run.
+
+Run ids are derived from the point's values, the baseline and the repeat,
+not from positions, so they stay the same when a campaign is resumed.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..spec import Spec, SpecError, apply_overrides, resolve
+from ..spec.document import parse_path
+
+__all__ = ["Grid", "Run", "SWEEP_KEYS", "derive_seed", "grid", "has_randomness"]
+
+SWEEP_KEYS = ("zip", "repeat", "baseline")
+"""Keys of ``[sweep]`` that are not field paths."""
+MAX_REPEAT = 100_000
+MAX_RUNS = 10_000_000
+
+
+def derive_seed(seed: int, repeat: int) -> int:
+    """The seed of repeat ``repeat``: the file's seed for repeat 0, else SplitMix64 of (seed, repeat).
+
+    ``derive_seed(1, 0)`` = 1; the others are 63-bit integers that depend on both.
+    """
+    if repeat == 0:
+        return seed
+    z = (seed + repeat * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFF
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a campaign: which point, repeat and baseline, its seed and its experiment."""
+
+    run_id: str
+    point: int
+    repeat: int
+    seed: int
+    baseline: str | None
+    values: tuple[tuple[str, Any], ...]
+    """The swept paths and this point's values, in axis order."""
+    spec: Spec
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A resolved campaign: its axes, points and runs, every one validated."""
+
+    paths: tuple[str, ...]
+    """The swept field paths, in axis order (zipped paths next to each other)."""
+    points: tuple[tuple[tuple[str, Any], ...], ...]
+    repeat: int
+    baselines: tuple[str, ...]
+    runs: tuple[Run, ...]
+    randomness: bool
+    """Whether anything in the scenario draws random numbers (else repeats are identical)."""
+
+    def describe(self) -> dict[str, Any]:
+        """The resolved grid as plain data (sweep.toml stores it)."""
+        return {
+            "paths": list(self.paths),
+            "points": [dict(p) for p in self.points],
+            "repeat": self.repeat,
+            "baseline": list(self.baselines),
+            "runs": len(self.runs),
+        }
+
+
+def _sweep_table(raw: Mapping[str, Any]) -> dict[str, Any]:
+    sweep = raw.get("sweep", {})
+    if not isinstance(sweep, dict):
+        raise SpecError("sweep", "expected a table ([sweep]) of field paths and lists of values")
+    return sweep
+
+
+def _axes(sweep: Mapping[str, Any]) -> list[list[tuple[str, list[Any]]]]:
+    """The axes: each a list of (path, values), one path unless zipped."""
+    values: dict[str, list[Any]] = {}
+    for key, v in sweep.items():
+        if key in SWEEP_KEYS:
+            continue
+        where = f"sweep.{json.dumps(key)}" if "." in key or "[" in key else f"sweep.{key}"
+        try:
+            parse_path(key)
+        except SpecError:
+            raise SpecError(
+                where, 'not a field path (expected e.g. "topology.bottleneck.rate" or "flows[1].cc")'
+            ) from None
+        if key.split(".")[0].split("[")[0] == "sweep":
+            raise SpecError(where, "cannot sweep the sweep table itself")
+        if not isinstance(v, list) or not v:
+            raise SpecError(where, 'expected a non-empty list of values (e.g. ["10Mbps", "100Mbps"])')
+        values[key] = v
+    zips = sweep.get("zip", [])
+    if not isinstance(zips, list) or not all(isinstance(z, list) and z for z in zips):
+        raise SpecError("sweep.zip", 'expected a list of lists of field paths (e.g. [["topology.rtt", "flows[1].rtt"]])')
+    zipped: dict[str, int] = {}
+    for zi, group in enumerate(zips):
+        for path in group:
+            if not isinstance(path, str) or path not in values:
+                raise SpecError(f"sweep.zip[{zi}]", f"{json.dumps(path)} is not a swept path of [sweep]")
+            if path in zipped:
+                raise SpecError(f"sweep.zip[{zi}]", f"{json.dumps(path)} is already in zip[{zipped[path]}]")
+            zipped[path] = zi
+        lengths = {len(values[p]) for p in group}
+        if len(lengths) != 1:
+            desc = ", ".join(f"{p} has {len(values[p])}" for p in group)
+            raise SpecError(f"sweep.zip[{zi}]", f"zipped paths need lists of the same length ({desc})")
+    axes: list[list[tuple[str, list[Any]]]] = []
+    done: set[int] = set()
+    for path, v in values.items():
+        if path not in zipped:
+            axes.append([(path, v)])
+        elif zipped[path] not in done:
+            done.add(zipped[path])
+            axes.append([(p, values[p]) for p in zips[zipped[path]]])
+    return axes
+
+
+def _repeat(sweep: Mapping[str, Any]) -> int:
+    n = sweep.get("repeat", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_REPEAT:
+        raise SpecError("sweep.repeat", f"expected an integer in [1, {MAX_REPEAT}], got {json.dumps(n)}")
+    return n
+
+
+def _baselines(sweep: Mapping[str, Any]) -> tuple[str, ...]:
+    b = sweep.get("baseline", [])
+    names = [b] if isinstance(b, str) else b
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        raise SpecError("sweep.baseline", 'expected an algorithm name or a list of them (e.g. "reno")')
+    return tuple(names)
+
+
+def _point_label(values: Sequence[tuple[str, Any]]) -> str:
+    return ", ".join(f"{p} = {json.dumps(v)}" for p, v in values) if values else "the single point"
+
+
+def _run_id(values: Sequence[tuple[str, Any]], baseline: str | None, repeat: int, width: int) -> str:
+    key = json.dumps([list(values), baseline], sort_keys=True, default=str)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+    base = f"-base-{baseline}" if baseline else ""
+    return f"{digest}{base}-r{repeat:0{width}d}"
+
+
+def _with_baseline(doc: dict[str, Any], algorithm: str) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    for g in out.get("flows", []) if isinstance(out.get("flows"), list) else []:
+        if isinstance(g, dict):
+            g["cc"] = algorithm
+            g.pop("params", None)
+    return out
+
+
+def _with_seed(spec: Spec, doc: dict[str, Any], seed: int, default_name: str) -> Spec:
+    """The same experiment with another seed: only the seed changes unless start times are drawn from it."""
+    if seed == spec.seed:
+        return spec
+    if any(isinstance(g.get("start"), dict) for g in spec.resolved.get("flows", [])):
+        return resolve({**doc, "seed": seed}, default_name=default_name)
+    return Spec({**spec.resolved, "seed": seed}, {**spec.engine, "seed": seed}, spec.flow_groups)
+
+
+def has_randomness(spec: Spec) -> bool:
+    """Whether the run draws any random number: loss, background traffic, RTT or start distributions."""
+    r = spec.resolved
+    links = [r["topology"]["bottleneck"], r["topology"].get("reverse", {})]
+    for link in links:
+        loss = link.get("loss", 0.0)
+        if isinstance(loss, dict) and loss.get("model") != "periodic":
+            return True
+        if not isinstance(loss, dict) and float(loss) > 0.0:
+            return True
+    bg = r.get("background", {})
+    if bg.get("web") or bg.get("onoff"):
+        return True
+    if any(u.get("pattern") == "poisson" for u in bg.get("udp", [])):
+        return True
+    return any(isinstance(g.get("start"), dict) and g["start"]["lo"] != g["start"]["hi"] for g in r.get("flows", []))
+
+
+def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
+    """Resolves every run of a campaign document (an experiment with an optional ``[sweep]``).
+
+    Every point (and its baselines) is resolved before anything runs; a bad
+    value raises :class:`SpecError` whose path names the point's values and
+    the field, e.g. ``[topology.bottleneck.rate = "0Mbps"] topology.bottleneck.rate: ...``.
+    """
+    sweep = _sweep_table(raw)
+    base = {k: v for k, v in raw.items() if k != "sweep"}
+    axes = _axes(sweep)
+    repeat = _repeat(sweep)
+    baselines = _baselines(sweep)
+    n_points = 1
+    for axis in axes:
+        n_points *= len(axis[0][1])
+    n_runs = n_points * repeat * (1 + len(baselines))
+    if n_runs > MAX_RUNS:
+        raise SpecError("sweep", f"{n_runs:,} runs: at most {MAX_RUNS:,} in one campaign")
+    paths = tuple(p for axis in axes for p, _ in axis)
+    width = len(str(repeat - 1))
+    seed = raw.get("seed", 1)
+    points: list[tuple[tuple[str, Any], ...]] = []
+    runs: list[Run] = []
+    randomness = False
+    for index, combo in enumerate(itertools.product(*[range(len(axis[0][1])) for axis in axes])):
+        values = tuple((p, vs[i]) for axis, i in zip(axes, combo, strict=True) for p, vs in axis)
+        points.append(values)
+        doc = apply_overrides(base, dict(values)) if values else copy.deepcopy(base)
+        variants: list[tuple[str | None, dict[str, Any]]] = [(None, doc)]
+        variants += [(b, _with_baseline(doc, b)) for b in baselines]
+        for baseline, variant in variants:
+            try:
+                spec0 = resolve(variant, default_name=default_name)
+            except SpecError as e:
+                where = _point_label(values) + (f", baseline {baseline}" if baseline else "")
+                raise SpecError(f"[{where}] {e.path}", e.message) from None
+            randomness = randomness or has_randomness(spec0)
+            for r in range(repeat):
+                run_seed = derive_seed(int(seed) if isinstance(seed, int) else 1, r)
+                spec = _with_seed(spec0, variant, run_seed, default_name)
+                runs.append(Run(_run_id(values, baseline, r, width), index, r, run_seed, baseline, values, spec))
+    return Grid(paths, tuple(points), repeat, baselines, tuple(runs), randomness)
