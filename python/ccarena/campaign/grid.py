@@ -32,7 +32,6 @@ not from positions, so they stay the same when a campaign is resumed.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import json
@@ -41,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..spec import Spec, SpecError, apply_overrides, resolve
-from ..spec.document import parse_path
+from ..spec.document import copy_document, parse_path
 
 __all__ = ["Grid", "Run", "SWEEP_KEYS", "derive_seed", "grid", "has_randomness"]
 
@@ -180,7 +179,7 @@ def _run_id(values: Sequence[tuple[str, Any]], baseline: str | None, repeat: int
 
 
 def _with_baseline(doc: dict[str, Any], algorithm: str) -> dict[str, Any]:
-    out = copy.deepcopy(doc)
+    out = copy_document(doc)
     for g in out.get("flows", []) if isinstance(out.get("flows"), list) else []:
         if isinstance(g, dict):
             g["cc"] = algorithm
@@ -242,7 +241,7 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
     for index, combo in enumerate(itertools.product(*[range(len(axis[0][1])) for axis in axes])):
         values = tuple((p, vs[i]) for axis, i in zip(axes, combo, strict=True) for p, vs in axis)
         points.append(values)
-        doc = apply_overrides(base, dict(values)) if values else copy.deepcopy(base)
+        doc = apply_overrides(base, dict(values)) if values else copy_document(base)
         variants: list[tuple[str | None, dict[str, Any]]] = [(None, doc)]
         variants += [(b, _with_baseline(doc, b)) for b in baselines]
         for baseline, variant in variants:

@@ -18,7 +18,16 @@ from typing import Any
 
 from .errors import SpecError
 
-__all__ = ["apply_overrides", "parse_override_value", "parse_path", "path_str", "read_toml"]
+__all__ = ["apply_overrides", "copy_document", "parse_override_value", "parse_path", "path_str", "read_toml"]
+
+
+def copy_document(value: Any) -> Any:
+    """A deep copy of a TOML document (tables, lists and scalars), several times quicker than ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: copy_document(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_document(v) for v in value]
+    return value if isinstance(value, (str, int, float, bool)) or value is None else copy.deepcopy(value)
 
 
 _TOML_POS = re.compile(r"^(?P<msg>.*?)\s*\((?:at line (?P<line>\d+), column (?P<col>\d+)|at end of document)\)$")
@@ -100,7 +109,7 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
     values are used as given (the command line parses them first with
     :func:`parse_override_value`).
     """
-    out: dict[str, Any] = copy.deepcopy(dict(raw))
+    out: dict[str, Any] = copy_document(dict(raw))
     for path, value in overrides.items():
         parts = parse_path(path)
         node: Any = out
@@ -127,9 +136,9 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
                 raise SpecError(path_str(parts[:-1]), "is not a list")
             if last >= len(node):
                 raise SpecError(path_str(parts), f"no such entry (the list has {len(node)})")
-            node[last] = copy.deepcopy(value)
+            node[last] = copy_document(value)
         else:
             if not isinstance(node, dict):
                 raise SpecError(path_str(parts[:-1]), "is not a table")
-            node[last] = copy.deepcopy(value)
+            node[last] = copy_document(value)
     return out

@@ -7,6 +7,7 @@ naming the path, saying what was expected and showing an example.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -168,8 +169,14 @@ def resolve_cc(cc: Any, given: dict[str, Any], path: str) -> dict[str, Any]:
     if not isinstance(cc, str):
         raise SpecError(join(path, "cc"), f'expected an algorithm name such as "cubic", got {describe(cc)}')
     try:
-        return dict(_core.cc_resolve(cc, given))
+        return dict(_resolve_cc(cc, tuple(given.items())))
     except ValueError as e:
         param, message = e.args if len(e.args) == 2 else (None, str(e))
         where = join(path, "cc") if param is None else join(join(path, "params"), str(param))
         raise SpecError(where, str(message)) from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve_cc(cc: str, given: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    """The registry's answer, remembered: a campaign resolves the same algorithms many times."""
+    return tuple(_core.cc_resolve(cc, dict(given)).items())

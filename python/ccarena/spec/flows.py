@@ -7,7 +7,7 @@ them all and expands each group into its flows, in file order.
 
 from __future__ import annotations
 
-import copy
+import functools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -220,6 +220,12 @@ def flow_group(
     return FlowGroup(r, e, count, every_ns, rtt_ns, s.mss + tcp.header, start_hi_ns)
 
 
+@functools.cache
+def _algorithms() -> dict[str, Any]:
+    """The registry by name (it does not change while the process runs)."""
+    return {str(a["name"]): dict(a) for a in _core.cc_algorithms()}
+
+
 def flows(
     raw: Mapping[str, Any], duration_ns: int, topo_rtt_ns: int | None, tcp: TcpDefaults, background: bool, seed: int
 ) -> Flows:
@@ -234,7 +240,7 @@ def flows(
         raise SpecError("flows", f"expected a list of tables ([[flows]]), got {describe(groups)}")
     if not groups and not background:
         raise SpecError("flows", "at least one flow group is required (or a background source)")
-    algos = {str(a["name"]): a for a in _core.cc_algorithms()}
+    algos = _algorithms()
     out = Flows()
     for gi, g in enumerate(groups):
         path = f"flows[{gi}]"
@@ -245,8 +251,7 @@ def flows(
         if len(out.engine) + group.count > MAX_FLOWS:
             raise SpecError(F.join(path, "count"), f"too many flows in total (at most {MAX_FLOWS})")
         for start_ns in group.starts(seed, gi):
-            e = copy.deepcopy(group.engine)
-            e["start_ns"] = start_ns
+            e = {**group.engine, "params": dict(group.engine["params"]), "start_ns": start_ns}
             out.engine.append(e)
             out.groups.append(gi)
     return out

@@ -20,6 +20,7 @@ to exactly the same value.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -122,7 +123,7 @@ def _to_int(x: Fraction) -> int:
     return math.floor(x + Fraction(1, 2))
 
 
-def parse_rate(value: object) -> int:
+def _parse_rate(value: object) -> int:
     """Parses a rate such as ``"100Mbps"`` into bit/s; it must be at least 1 bit/s."""
     m = _match(_RATE_RE, RATE_EXAMPLE, value)
     bps = _to_int(_exact(m["num"]) * _RATE_PREFIX[m["prefix"].lower()])
@@ -131,7 +132,7 @@ def parse_rate(value: object) -> int:
     return bps
 
 
-def parse_time(value: object) -> int:
+def _parse_time(value: object) -> int:
     """Parses a time such as ``"20ms"`` into nanoseconds (zero is allowed)."""
     m = _match(_TIME_RE, TIME_EXAMPLE, value)
     return _to_int(_exact(m["num"]) * _TIME_UNIT[m["unit"]])
@@ -149,7 +150,7 @@ class Size:
     value: int | Fraction
 
 
-def parse_size(value: object) -> Size:
+def _parse_size(value: object) -> Size:
     """Parses ``"64KB"``, ``"64KiB"``, ``"1500B"``, ``"100pkts"`` or ``"0.2bdp"``."""
     m = _match(_SIZE_RE, SIZE_EXAMPLE, value)
     num = _exact(m["num"])
@@ -211,11 +212,13 @@ def _scaled(value: int, units: list[tuple[str, int]]) -> str:
     return _decimal_str(Fraction(value, factor)) + suffix
 
 
+@functools.lru_cache(maxsize=65536)
 def format_rate(bps: int) -> str:
     """Canonical rate string: ``1_500_000_000`` → ``"1.5Gbps"``."""
     return _scaled(bps, [("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3), ("bps", 1)])
 
 
+@functools.lru_cache(maxsize=65536)
 def format_time(ns: int) -> str:
     """Canonical time string: ``20_000_000`` → ``"20ms"``; zero is ``"0s"``."""
     if ns == 0:
@@ -223,6 +226,7 @@ def format_time(ns: int) -> str:
     return _scaled(ns, [("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1)])
 
 
+@functools.lru_cache(maxsize=65536)
 def format_bytes(n: int) -> str:
     """Canonical byte size: the shortest of ``"1500B"``, ``"64KB"``, ``"64KiB"``, …"""
     candidates = [f"{n}B"]
@@ -243,3 +247,25 @@ def format_size(size: Size) -> str:
     if size.kind == "pkts":
         return f"{size.value}pkts"
     return _decimal_str(Fraction(size.value)) + "bdp"
+
+
+# Experiments repeat the same few quantity strings (a campaign resolves thousands of
+# points): the parsers remember what they have read. A Size is frozen, so sharing is safe.
+_parse_rate_cached = functools.lru_cache(maxsize=65536)(_parse_rate)
+_parse_time_cached = functools.lru_cache(maxsize=65536)(_parse_time)
+_parse_size_cached = functools.lru_cache(maxsize=65536)(_parse_size)
+
+
+def parse_rate(value: object) -> int:
+    """Parses a rate such as ``"100Mbps"`` into bit/s; it must be at least 1 bit/s."""
+    return _parse_rate_cached(value) if isinstance(value, str) else _parse_rate(value)
+
+
+def parse_time(value: object) -> int:
+    """Parses a time such as ``"20ms"`` into nanoseconds (zero is allowed)."""
+    return _parse_time_cached(value) if isinstance(value, str) else _parse_time(value)
+
+
+def parse_size(value: object) -> Size:
+    """Parses a buffer or window size: bytes, packets or a BDP fraction (see :class:`Size`)."""
+    return _parse_size_cached(value) if isinstance(value, str) else _parse_size(value)
