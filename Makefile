@@ -3,6 +3,7 @@
 #   make test         build, then run every test (cargo and pytest)
 #   make bench        engine packets per second on fixed scenarios
 #   make emu-deps     what the emulation backend needs from the system (iproute2), if missing
+#   make browser-deps what the report test needs from the system (chromium, chromedriver), if missing
 
 PYTHON ?= python3
 VENV   := .venv
@@ -11,7 +12,7 @@ STAMP  := $(VENV)/.ccarena-built
 EMU    := $(VENV)/bin/ccarena-emu
 SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: install quickstart test test-rust test-python bench clean emu-deps
+.PHONY: install quickstart test test-rust test-python bench clean emu-deps browser-deps
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +28,12 @@ $(EMU): $(PY) $(SOURCES)
 	cargo build --quiet --release -p ccarena-emu
 	install -m 755 target/release/ccarena-emu $(EMU)
 
+# The report test opens reports in a headless browser: Debian's chromium and its driver,
+# installed only when missing and when root.
+browser-deps:
+	@command -v chromedriver >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || true
+
 # The emulation backend uses `ip` (iproute2); installed only when missing and when root.
 emu-deps:
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
@@ -40,7 +47,7 @@ quickstart: $(STAMP)
 test-rust:
 	cargo test --quiet --workspace --exclude ccarena-py
 
-test-python: $(STAMP) $(EMU) emu-deps
+test-python: $(STAMP) $(EMU) emu-deps browser-deps
 	$(PY) -m pytest -q tests
 
 test: test-rust test-python

@@ -12,6 +12,10 @@ recipes by name:
 * ``rate_cwnd`` — rate and cwnd side by side in time (the rate is what
   flows get; the window is only what the sender allows).
 
+Series longer than :data:`MAX_POINTS` are thinned for drawing only: rates
+are merged into means over longer intervals, windows and queues into the
+minimum and maximum of each bucket.
+
 Rates are measured at the bottleneck (bytes of each flow leaving the
 queue per interval), never derived from the window. Figures are drawn with
 matplotlib's Agg renderer and need no display.
@@ -42,6 +46,8 @@ __all__ = [
     "register",
     "rtt_panel",
     "save",
+    "thin_line",
+    "thin_steps",
 ]
 
 
@@ -81,6 +87,36 @@ def column(table: Any, name: str) -> npt.NDArray[Any]:
 Panel = Callable[[RunData, Axes], None]
 
 MAX_LEGEND_FLOWS = 12
+MAX_POINTS = 2000
+"""Points per drawn line: longer series are thinned for drawing (the data are never changed)."""
+
+
+def thin_steps(edges: npt.NDArray[Any], values: npt.NDArray[Any], max_points: int = MAX_POINTS) -> tuple[Any, Any]:
+    """Rates over consecutive intervals merged k at a time into the mean rate over the longer interval.
+
+    ``edges`` has one more element than ``values``. Series of at most
+    ``max_points`` intervals come back unchanged.
+    """
+    n = len(values)
+    if n <= max_points:
+        return edges, values
+    k = -(-n // max_points)
+    idx = np.arange(0, n, k)
+    widths = np.diff(edges)
+    merged = np.add.reduceat(values * widths, idx) / np.add.reduceat(widths, idx)
+    return np.append(edges[idx], edges[-1]), merged
+
+
+def thin_line(t: npt.NDArray[Any], values: npt.NDArray[Any], max_points: int = MAX_POINTS) -> tuple[Any, Any]:
+    """A sampled line reduced to the minimum and maximum of each bucket, so spikes stay visible."""
+    n = len(values)
+    if n <= max_points:
+        return t, values
+    k = -(-n // (max_points // 2))
+    idx = np.arange(0, n, k)
+    lo, hi = np.minimum.reduceat(values, idx), np.maximum.reduceat(values, idx)
+    ends = np.append(idx[1:], n) - 1
+    return np.column_stack([t[idx], t[ends]]).ravel(), np.column_stack([lo, hi]).ravel()
 
 
 @dataclass(frozen=True)
@@ -156,13 +192,14 @@ def rate_panel(result: RunData, ax: Axes) -> None:
     """Per-flow rate at the bottleneck, Mbit/s, with background traffic dotted and the link capacity dashed."""
     for label, t, v, c in _series(result, "rate_bps"):
         if len(t):
-            ax.stairs(v / 1e6, _bin_edges(result, t), baseline=None, label=label, color=_colour(c), linewidth=1.0)
+            edges, rate = thin_steps(_bin_edges(result, t), v)
+            ax.stairs(rate / 1e6, edges, baseline=None, label=label, color=_colour(c), linewidth=1.0)
     q = result.queue_arrow
     if "background_bytes" in q.column_names and q.num_rows and column(q, "background_bytes").any():
         # Background traffic (TCP transfers and UDP) leaving the bottleneck, as a rate.
         t = column(q, "time_s").astype(np.float64)
         edges = _bin_edges(result, t)
-        bg = column(q, "background_bytes").astype(np.float64) * 8.0 / np.diff(edges)
+        edges, bg = thin_steps(edges, column(q, "background_bytes").astype(np.float64) * 8.0 / np.diff(edges))
         ax.stairs(bg / 1e6, edges, baseline=None, label="background", color="0.55", linewidth=0.8, linestyle=":")
     cap = result.summary["bottleneck"]["rate_bps"] / 1e6
     ax.axhline(cap, color="0.4", linestyle="--", linewidth=0.8, label="capacity")
@@ -173,7 +210,7 @@ def rate_panel(result: RunData, ax: Axes) -> None:
 def cwnd_panel(result: RunData, ax: Axes) -> None:
     """Per-flow congestion window, packets."""
     for label, t, v, c in _series(result, "cwnd_pkts", only_running=True):
-        ax.plot(t, v, label=label, color=_colour(c), linewidth=1.0)
+        ax.plot(*thin_line(t, v), label=label, color=_colour(c), linewidth=1.0)
     ax.set_ylabel("cwnd\n(packets)")
     ax.set_ylim(bottom=0)
 
@@ -181,6 +218,7 @@ def cwnd_panel(result: RunData, ax: Axes) -> None:
 def rtt_panel(result: RunData, ax: Axes) -> None:
     """Per-flow smoothed RTT, milliseconds."""
     for label, t, v, c in _series(result, "srtt_us", only_running=True):
+        t, v = thin_line(t, v)
         ax.plot(t, v / 1e3, label=label, color=_colour(c), linewidth=1.0)
     ax.set_ylabel("srtt\n(ms)")
     ax.set_ylim(bottom=0)
@@ -190,7 +228,8 @@ def queue_panel(result: RunData, ax: Axes) -> None:
     """Bottleneck backlog, packets, with the buffer limit dashed when it is in packets."""
     q = result.queue_arrow
     if q.num_rows:
-        ax.plot(column(q, "time_s"), column(q, "backlog_pkts").astype(np.float64), color="0.2", linewidth=1.0, label="backlog")
+        t, backlog = thin_line(column(q, "time_s"), column(q, "backlog_pkts").astype(np.float64))
+        ax.plot(t, backlog, color="0.2", linewidth=1.0, label="backlog")
     limit = result.summary["bottleneck"].get("buffer_pkts")
     if limit is not None:
         ax.axhline(limit, color="0.4", linestyle="--", linewidth=0.8, label="buffer")

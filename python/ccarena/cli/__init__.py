@@ -10,8 +10,8 @@ prints the experiment file's JSON Schema.
 Mistakes in an experiment print one line, ``error: <field>: <what is
 wrong>``, and exit with status 2 without writing anything.
 
-One module per command (``run``, ``sweep``, ``results``, ``compare``,
-``listing``, ``schema``), each
+One module per command (``run``, ``sweep``, ``results``, ``report``,
+``compare``, ``listing``, ``schema``), each
 with ``register(subparsers)``; a command imports what it needs when it
 runs, so ``ccarena --help`` starts at once. A new command is a module here
 and a line in :data:`COMMANDS`.
@@ -34,7 +34,7 @@ from .common import (
 
 __all__ = ["COMMANDS", "default_out_dir", "main"]
 
-COMMANDS = ("run", "sweep", "results", "compare", "listing", "schema")
+COMMANDS = ("run", "sweep", "results", "report", "compare", "listing", "schema")
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -21,6 +21,7 @@ each point `repeat` times, into one folder:
   runs.parquet       the catalogue: one row per run, swept values as typed
                      columns, every number of summary.json
   run_flows.parquet  one row per run per flow
+  report.html        the campaign's report (ccarena report)
 
 Every run is validated before anything starts. Interrupted or killed, the
 same command again finishes only the missing runs. A file without [sweep]
@@ -107,9 +108,12 @@ def sweep_command(args: argparse.Namespace) -> int:
     except RuntimeError as e:
         error(str(e))
         return EXIT_FAILED
+    from ..report import write_report
+
     runs = campaign.runs
     failed = int((runs["status"] != "ok").sum())
     print(f"{len(runs)} runs, {failed} failed: {campaign.path}")
+    print(f"report: {write_report(campaign.path)}")
     if failed:
         print(f"the errors are in {campaign.store.failed_dir}; --retry-failed runs them again")
         return EXIT_FAILED
