@@ -27,7 +27,7 @@ SUMMARY_KEYS = {
     "engine",
 }
 FLOW_KEYS = {
-    "id",
+    "flow",
     "cc",
     "group",
     "goodput_bps",
@@ -53,10 +53,18 @@ TRACE_COLUMNS = {
     "srtt_us",
     "inflight_pkts",
     "pacing_rate_bps",
-    "delivered_bytes",
-    "retrans",
+    "delivered_bytes_total",
+    "retrans_pkts_total",
 }
-FILES = ["figure.png", "flows.parquet", "queue.parquet", "spec.toml", "summary.json", "transfers.parquet"]
+FILES = [
+    "figure.png",
+    "flows.parquet",
+    "provenance.json",
+    "queue.parquet",
+    "spec.toml",
+    "summary.json",
+    "transfers.parquet",
+]
 
 
 def two_renos(**extra: Any) -> dict[str, Any]:
@@ -124,7 +132,7 @@ def test_run_from_a_dict() -> None:
     assert per_flow.tolist() == [f["bottleneck_bytes"] for f in s["flows"]]
     assert np.allclose(df["rate_bps"], df["bottleneck_bytes"] * 8 / 0.1)
     assert r.queue["tx_bytes"].sum() == s["queue"]["tx_bytes"]
-    assert {"t_ns", "time_s", "backlog_bytes", "backlog_pkts", "drops", "tx_bytes"} <= set(r.queue.columns)
+    assert {"t_ns", "time_s", "backlog_bytes", "backlog_pkts", "drops_pkts", "tx_bytes"} <= set(r.queue.columns)
     assert r.spec["flows"][0]["cc"] == "reno" and r.raw is not None
 
 
@@ -164,7 +172,8 @@ def test_cli_run_writes_a_complete_folder(tmp_path: Path) -> None:
     loaded = ccarena.Result.load(out)
     assert loaded.summary == summary
     assert loaded.spec["name"] == "mixed"
-    assert len(loaded.flows) == 2 * 40 and set(loaded.flows.columns) >= TRACE_COLUMNS
+    # 40 intervals of flow 0 and 30 of flow 1, which starts at 1 s (no rows before a flow starts).
+    assert len(loaded.flows) == 40 + 30 and set(loaded.flows.columns) >= TRACE_COLUMNS
 
     # Default folder name: results/<name>-seed<seed>, then -2.
     p = cli(["run", exp.name, "--no-figure"], cwd=tmp_path)

@@ -3,6 +3,7 @@
 from typing import Any
 
 __version__: str
+__rustc__: str
 
 def cc_algorithms() -> list[dict[str, Any]]:
     """Each algorithm: name, summary, source, default_recovery, unconfirmed,

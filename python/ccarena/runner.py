@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,10 +80,19 @@ def run(
     out_path = Path(out) if out is not None else None
     if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
+    started, t0 = time.time(), time.perf_counter()
     result = Result.from_raw(simulate(resolved), resolved)
+    _stamp(result, "sim", started, t0)
     if out_path is not None:
         result.save(out_path, figure=figure)
     return result
+
+
+def _stamp(result: Result, backend: str, started: float, t0: float) -> None:
+    from .results.provenance import provenance
+
+    engine = result.engine_seconds
+    result.provenance = provenance(backend, started, time.perf_counter() - t0, engine)
 
 
 def _run_emu(
@@ -100,9 +110,11 @@ def _run_emu(
     out_path = Path(out) if out is not None else None
     if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
+    started, t0 = time.time(), time.perf_counter()
     raw = emu.emulate(resolved)
     result = Result.from_raw(raw, resolved)
     result.summary.update(emu.summary_extras(raw))
+    _stamp(result, "emu", started, t0)
     if out_path is not None:
         result.save(out_path, figure=figure)
     return result

@@ -394,5 +394,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("__rustc__", env!("CCARENA_RUSTC_VERSION"))?;
     Ok(())
 }

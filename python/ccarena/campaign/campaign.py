@@ -234,7 +234,11 @@ def _known_outcomes(store: Store, g: Grid, retry_failed: bool) -> dict[str, tupl
         walls = dict(zip(old["run_id"], old["wall_s"], strict=True))
     out: dict[str, tuple[str, Any, float | None]] = {}
     for run_id in store.finished() & ids:
-        out[run_id] = ("ok", store.summary(run_id), walls.get(run_id))
+        wall = walls.get(run_id)
+        if wall is None:
+            prov = store.run_dir(run_id) / "provenance.json"
+            wall = json.loads(prov.read_text(encoding="utf-8")).get("wall_s") if prov.is_file() else None
+        out[run_id] = ("ok", store.summary(run_id), wall)
     if not retry_failed:
         for run_id, doc in store.failures().items():
             if run_id in ids and run_id not in out:

@@ -181,7 +181,7 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
     fl = flows(raw, duration_ns, topo.rtt_ns, tcp_, bg.any, seed)
     max_packet = max(tcp_.mss + tcp_.header, bg.max_packet, fl.max_packet)
     limits = _queue_limits(topo, fl, tcp_.mss + tcp_.header, max_packet)
-    meas = measure(raw, duration_ns)
+    meas = measure(raw, duration_ns, len(fl.resolved))
 
     resolved: dict[str, Any] = {
         "name": name,
@@ -211,7 +211,7 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         engine["tcp_sources"] = bg.tcp_sources
     if bg.udp_sources:
         engine["udp_sources"] = bg.udp_sources
-    return Spec(resolved=resolved, engine=engine, flow_groups=tuple(fl.groups))
+    return Spec(resolved=resolved, engine=engine, flow_groups=tuple(fl.groups), metrics=meas.engine())
 
 
 def load_spec(

@@ -54,7 +54,9 @@ class Field:
     parameters), ``loss`` (a probability or a :data:`LOSS_MODELS` table),
     ``size_dist`` (a :data:`SIZE_DISTS` table; with ``choices`` also one of
     those names), ``rtt_dist`` (a time or an :data:`RTT_DISTS` table) and
-    ``start`` (a time or a :data:`START_DISTS` table).
+    ``start`` (a time or a :data:`START_DISTS` table), ``times`` (a list of
+    two times), ``names`` (a list of strings) and ``groups`` (a list of flow
+    group indices).
     """
 
     type: str
@@ -331,11 +333,26 @@ BACKGROUND = _t(
     },
 )
 
+CONVERGENCE = _t(
+    "convergence time: from a flow's start until every flow stays within delta of its fair share",
+    {
+        "delta": Field("number", "allowed relative distance from the fair share", default=0.2, lo=0.0, hi=1.0),
+        "hold": Field("time", "how long the flows must stay there", default="1s"),
+        "jain": Field("number", "Jain's index threshold of the second definition", default=0.95, lo=0.0, hi=1.0),
+    },
+)
+
 MEASURE = _t(
-    "what is recorded",
+    "what is recorded and how the metrics are taken",
     {
         "interval": Field("time", "trace interval, 1 ms to the duration", default="100ms"),
         "trace": Field("bool", "record per-interval traces", default=True),
+        "window": Field("times", "[from, to]: the window of every steady-state metric (default: the second half)"),
+        "average": Field("time", "averaging window of convergence and responsiveness", default="1s"),
+        "standard": Field("names", "algorithms counted as standard TCP for friendliness", default=["reno", "newreno"]),
+        "standard_groups": Field("groups", "flow groups counted as standard TCP instead (indices of [[flows]])"),
+        "rtt_fairness": Field("groups", "[short, long]: the flow groups compared (default: smallest and largest RTT)"),
+        "convergence": Field("table", "convergence-time parameters", table=CONVERGENCE),
     },
 )
 
@@ -411,6 +428,12 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
         s = {"type": "string"}
     elif t == "bool":
         s = {"type": "boolean"}
+    elif t == "times":
+        s = {"type": "array", "items": {"type": "string", "pattern": TIME_PATTERN}, "minItems": 2, "maxItems": 2}
+    elif t == "names":
+        s = {"type": "array", "items": {"type": "string"}}
+    elif t == "groups":
+        s = {"type": "array", "items": {"type": "integer", "minimum": 0}}
     elif t in ("int", "number"):
         s = {"type": "integer" if t == "int" else "number"}
         if f.lo is not None:
