@@ -90,11 +90,19 @@ def flows_table(raw: Mapping[str, Any], spec: Spec) -> pa.Table:
     in (none before it starts or after it ends).
     """
     cols = decode_columns(raw["flows_trace"])
+    interval_ns = int(spec.engine["interval_ns"])
+    flows = list(raw["flows"])
+    if len(cols.get("t_ns", ())):
+        # Only the intervals each flow ran in: none before it starts or after it ends.
+        rows_flow = cols["flow"].astype(np.int64)
+        t = cols["t_ns"].astype(np.int64)
+        start = np.asarray([int(f["start_ns"]) for f in flows], dtype=np.int64)[rows_flow]
+        end = np.asarray([int(f["end_ns"]) for f in flows], dtype=np.int64)[rows_flow]
+        keep = (t > start) & (t - interval_ns < end)
+        cols = {name: values[keep] for name, values in cols.items()}
     t_ns = cols.get("t_ns", np.zeros(0, dtype="<u8"))
     flow = cols.get("flow", np.zeros(0, dtype="<u4"))
     n = len(t_ns)
-    interval_ns = int(spec.engine["interval_ns"])
-    flows = list(raw["flows"])
     groups = np.asarray(spec.flow_groups, dtype=np.uint32)
     ccs = np.asarray([str(f["cc"]) for f in flows], dtype=object)
     idx = flow.astype(np.int64)
@@ -133,13 +141,7 @@ def flows_table(raw: Mapping[str, Any], spec: Spec) -> pa.Table:
             target[rows] = cols[slot][rows]
     for column, values in metric_cols.items():
         out[column] = _arrow(values.astype(np.float64))
-    table = pa.table({FLOW_RENAMES.get(k, k): v for k, v in out.items()})
-    if n == 0:
-        return table
-    start = np.asarray([int(f["start_ns"]) for f in flows], dtype=np.int64)[idx]
-    end = np.asarray([int(f["end_ns"]) for f in flows], dtype=np.int64)[idx]
-    t = t_ns.astype(np.int64)
-    return table.filter(_bools((t > start) & (t - interval_ns < end)))
+    return pa.table({FLOW_RENAMES.get(k, k): v for k, v in out.items()})
 
 
 def queue_table(raw: Mapping[str, Any]) -> pa.Table:

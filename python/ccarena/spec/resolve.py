@@ -100,7 +100,6 @@ BDP uses its own rate.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -109,7 +108,7 @@ from typing import Any
 from .._version import __version__
 from . import fields as F
 from .background import Context, background
-from .document import apply_overrides, read_toml
+from .document import load_document
 from .errors import SpecError
 from .flows import Flows, flows
 from .measure import measure
@@ -230,15 +229,5 @@ def load_spec(
     they apply in that order. Raises :class:`SpecError` naming the field on
     any mistake.
     """
-    if isinstance(source, Mapping):
-        raw = copy.deepcopy(dict(source))
-        default_name = "experiment"
-    else:
-        raw = read_toml(source)
-        default_name = Path(source).stem
-    raw = apply_overrides(raw, overrides)
-    if set:
-        raw = apply_overrides(raw, set)
-    if seed is not None:
-        raw["seed"] = seed
+    raw, default_name = load_document(source, seed=seed, set=set, **overrides)
     return resolve(raw, default_name=default_name)

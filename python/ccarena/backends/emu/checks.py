@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import _core
-from ...spec import Spec, SpecError, apply_overrides, read_toml, resolve
+from ...spec import Spec, SpecError, resolve
+from ...spec.document import load_document
 from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE
 
 
@@ -40,17 +41,7 @@ def load_spec(
     it) is accepted without parameters. Raises :class:`SpecError`, and
     checks everything :func:`check_spec` checks.
     """
-    if isinstance(source, Mapping):
-        raw = dict(source)
-        default_name = "experiment"
-    else:
-        raw = read_toml(source)
-        default_name = Path(source).stem
-    raw = apply_overrides(raw, overrides)
-    if set:
-        raw = apply_overrides(raw, set)
-    if seed is not None:
-        raw["seed"] = seed
+    raw, default_name = load_document(source, seed=seed, set=set, **overrides)
     kernel = kernel_algorithms()
     known = _sim_algorithms()
     kernel_only: dict[int, str] = {}
