@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ def run(
     out: str | Path | None = None,
     figure: bool = True,
     backend: str = "sim",
+    progress: Callable[[int, int, float], None] | None = None,
     **overrides: Any,
 ) -> Result:
     """Runs one experiment and returns its :class:`Result`.
@@ -56,6 +57,9 @@ def run(
     ``figure=False``, figure.png).
     The folder must not exist: results are never overwritten. It appears
     only once complete; a failed run leaves nothing behind.
+
+    ``progress(simulated_ns, bottleneck_packets, wall_seconds)`` is called
+    about ten times a second while the simulator runs.
 
     ``backend="emu"`` runs the flows as real Linux TCP connections through
     ccarena's link emulator (root only; see :mod:`ccarena.backends.emu`); the
@@ -81,7 +85,7 @@ def run(
     if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
     started, t0 = time.time(), time.perf_counter()
-    result = Result.from_raw(simulate(resolved), resolved)
+    result = Result.from_raw(simulate(resolved, progress), resolved)
     _stamp(result, "sim", started, t0)
     if out_path is not None:
         result.save(out_path, figure=figure)

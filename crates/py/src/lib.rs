@@ -54,6 +54,9 @@ fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue
     Ok(out)
 }
 
+/// Events handled between two checks for signals (about 0.1 s of engine time).
+const SLICE_EVENTS: u64 = 2_000_000;
+
 /// The registry as a list of dicts: name, summary, source, default_recovery,
 /// unconfirmed, needs_pacing, params (name, type, default, min, max, choices, doc).
 #[pyfunction]
@@ -317,9 +320,24 @@ fn columns<'py>(py: Python<'py>, cols: &[(&'static str, Column)]) -> PyResult<Bo
 /// `flows_trace` and `queue_trace` (column name → (numpy dtype, bytes)),
 /// `flows` (per-flow statistics), `queue`, `conservation` and `stats`.
 #[pyfunction]
-fn simulate(py: Python<'_>, config: Bound<'_, PyDict>) -> PyResult<Py<PyDict>> {
+#[pyo3(signature = (config, progress=None))]
+fn simulate(py: Python<'_>, config: Bound<'_, PyDict>, progress: Option<PyObject>) -> PyResult<Py<PyDict>> {
     let cfg = config_from(&config)?;
-    let out = py.allow_threads(|| sim::run(&cfg)).map_err(PyRuntimeError::new_err)?;
+    let mut engine = sim::Simulator::new(&cfg).map_err(PyValueError::new_err)?;
+    let t0 = std::time::Instant::now();
+    // In slices of about a tenth of a second, so that Ctrl-C and SIGTERM take effect
+    // (the signal handlers run between slices) and progress can be drawn.
+    loop {
+        let done = py.allow_threads(|| engine.run_events(SLICE_EVENTS));
+        py.check_signals()?;
+        if let Some(cb) = &progress {
+            cb.call1(py, (engine.now_ns(), engine.bottleneck_data_packets(), t0.elapsed().as_secs_f64()))?;
+        }
+        if done {
+            break;
+        }
+    }
+    let out = engine.finish(t0.elapsed().as_secs_f64()).map_err(PyRuntimeError::new_err)?;
     let d = PyDict::new(py);
     d.set_item("flows_trace", columns(py, &out.flow_columns)?)?;
     d.set_item("queue_trace", columns(py, &out.queue_columns)?)?;

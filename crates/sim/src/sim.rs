@@ -434,10 +434,31 @@ impl Simulator {
 
     /// Runs to the end of the experiment.
     pub fn run(&mut self) {
+        while !self.run_events(u64::MAX) {}
+    }
+
+    /// Simulated time reached, ns.
+    pub fn now_ns(&self) -> u64 {
+        self.now / PS_PER_NS
+    }
+
+    /// Data packets that have crossed the bottleneck so far.
+    pub fn bottleneck_data_packets(&self) -> u64 {
+        self.bottleneck_data_packets
+    }
+
+    /// Handles at most `budget` events; returns true once the experiment has
+    /// reached its end. A caller that must stay responsive (to Ctrl-C, to draw
+    /// progress) runs the engine in such slices.
+    pub fn run_events(&mut self, mut budget: u64) -> bool {
         while let Some(t) = self.q.peek_time() {
             if t > self.end {
-                break;
+                return true;
             }
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
             let (t, ev) = self.q.pop().expect("peeked");
             self.now = t;
             self.events += 1;
@@ -469,6 +490,7 @@ impl Simulator {
                 Event::UdpSend(u) => self.udp_send(u as usize),
             }
         }
+        true
     }
 
     /// Moves packets the endpoints produced onto their first line and syncs timers.

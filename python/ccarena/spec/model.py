@@ -27,6 +27,8 @@ class Spec:
     engine: dict[str, Any]
     flow_groups: tuple[int, ...]
     metrics: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    """Representable but implausible values, one line each (``<field>: <why>``); the run goes ahead."""
 
     @property
     def name(self) -> str:

@@ -111,6 +111,7 @@ from .background import Context, background
 from .document import load_document
 from .errors import SpecError
 from .flows import Flows, flows
+from .limits import warnings
 from .measure import measure
 from .model import Spec
 from .schema import EXPERIMENT
@@ -210,7 +211,13 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         engine["tcp_sources"] = bg.tcp_sources
     if bg.udp_sources:
         engine["udp_sources"] = bg.udp_sources
-    return Spec(resolved=resolved, engine=engine, flow_groups=tuple(fl.groups), metrics=meas.engine())
+    return Spec(
+        resolved=resolved,
+        engine=engine,
+        flow_groups=tuple(fl.groups),
+        metrics=meas.engine(),
+        warnings=tuple(warnings(resolved, engine)),
+    )
 
 
 def load_spec(

@@ -10,6 +10,7 @@ from typing import Any
 from . import fields as F
 from .distributions import loss
 from .errors import SpecError
+from .limits import MAX_BUFFER_PKTS
 from .schema import BOTTLENECK, QDISCS, REVERSE, TOPOLOGY
 from .units import Size, format_bytes, format_rate, format_size, format_time
 
@@ -133,11 +134,17 @@ def buffer_limit(link: Link, path: str, rtt_ns: int, packet_bytes: int, max_pack
     b = link.buffer
     if b.kind == "pkts":
         assert isinstance(b.value, int)
+        if b.value > MAX_BUFFER_PKTS:
+            raise SpecError(path, f"must be at most {MAX_BUFFER_PKTS} packets, got {format_size(b)}")
         return "buffer_pkts", b.value
     if b.kind == "bytes":
         assert isinstance(b.value, int)
+        if b.value > MAX_BUFFER_PKTS * max_packet:
+            raise SpecError(path, f"must be at most {format_bytes(MAX_BUFFER_PKTS * max_packet)}, got {format_bytes(b.value)}")
         if b.value < max_packet:
             raise SpecError(path, f"must hold at least one packet ({max_packet} bytes), got {format_bytes(b.value)}")
         return "buffer_bytes", b.value
-    pkts = Fraction(b.value) * link.rate_bps * rtt_ns / (8 * NS_PER_S * packet_bytes)
-    return "buffer_pkts", max(1, math.floor(pkts + Fraction(1, 2)))
+    pkts = max(1, math.floor(Fraction(b.value) * link.rate_bps * rtt_ns / (8 * NS_PER_S * packet_bytes) + Fraction(1, 2)))
+    if pkts > MAX_BUFFER_PKTS:
+        raise SpecError(path, f"{format_size(b)} is {pkts} packets here; at most {MAX_BUFFER_PKTS} fit the engine")
+    return "buffer_pkts", pkts
