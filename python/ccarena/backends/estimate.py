@@ -10,9 +10,10 @@
   the engine, then copied into Arrow tables), the flows' state and the
   packets the buffers and the paths hold.
 
-The constants were fitted to measurements (``/usr/bin/time -v``) of runs
-from 1 to 10 000 flows and from 1 to 300 s on the machine ccarena is
-developed on; see the README for their accuracy.
+The memory constants were fitted to the peak resident memory
+(``/usr/bin/time -v``) of five runs, from 1 to 1000 flows and from 10 to
+300 s, on the 2-core machine ccarena is developed on; the speed is the
+engine's on ``bash bench/run.sh``. Both are upper-leaning estimates.
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ from ..spec import Spec
 
 __all__ = ["Estimate", "available_memory_bytes", "estimate"]
 
-PACKETS_PER_S = 4.0e6
-"""Bottleneck data packets the engine moves per wall second (bench/run.sh: 4-5.5 M)."""
+PACKETS_PER_S = 3.5e6
+"""Bottleneck data packets the engine moves per wall second (bench/run.sh: 3.9 M with 10 flows, 5.4 M with 2)."""
 STARTUP_S = 0.35
 """Start-up of the command and writing the results, seconds."""
-BASE_BYTES = 150e6
+BASE_BYTES = 90e6
 """The interpreter with numpy, pyarrow and the engine loaded."""
-BYTES_PER_TRACE_ROW = 400.0
-"""A flows-trace row in the engine, in numpy and in Arrow (about 130 bytes each, and a copy)."""
-BYTES_PER_FLOW = 40e3
+BYTES_PER_TRACE_ROW = 500.0
+"""A flows-trace row in the engine, in numpy and in Arrow (about 130 bytes each, and copies)."""
+BYTES_PER_FLOW = 15e3
 """A flow's sender, receiver and algorithm state, and its summary."""
 BYTES_PER_PACKET = 160.0
 """A packet slot of the engine's arena."""
