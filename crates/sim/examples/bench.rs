@@ -5,6 +5,7 @@
 //! `--repeat` times (default 3) and the best run is reported, since the
 //! machine may be shared.
 
+use sim::qdisc::ParamValue;
 use sim::{App, Config, FlowConfig, LinkConfig, QdiscConfig, QueueLimit};
 
 fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) -> Config {
@@ -60,7 +61,16 @@ fn main() {
         .unwrap_or(3);
     let with_qdisc = |kind: &str| {
         let mut c = scenario(10, 1_000_000_000, 100, 20, true);
-        c.bottleneck.qdisc = QdiscConfig::from_params(kind, &[]).expect("catalogue default");
+        // RED's default thresholds (5/15 packets) would starve a 1 Gbit/s,
+        // 8333-packet BDP link; scale them to the buffer (1/10 and 3/10).
+        let params = match kind {
+            "red" => vec![
+                ("min_th".to_string(), ParamValue::Float(833.0)),
+                ("max_th".to_string(), ParamValue::Float(2500.0)),
+            ],
+            _ => vec![],
+        };
+        c.bottleneck.qdisc = QdiscConfig::from_params(kind, &params).expect("valid parameters");
         c
     };
     let cases = [
@@ -74,7 +84,7 @@ fn main() {
         ),
     ]
     .into_iter()
-    // Scenario b with each AQM at its default parameters (same buffer).
+    // Scenario b with each AQM (same buffer; defaults except RED's thresholds).
     .chain(
         ["red", "codel", "pie", "fq_codel"]
             .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),

@@ -256,6 +256,10 @@ impl Codel {
         )
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> usize {
         self.total_pkts
     }

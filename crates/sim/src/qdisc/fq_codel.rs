@@ -89,7 +89,7 @@ impl FqCodel {
             old_flows: VecDeque::with_capacity(n),
             total_bytes: 0,
             total_pkts: 0,
-            perturb: mix(seed ^ 0x6671_636f_64656c),
+            perturb: mix(seed ^ 0x0066_7163_6f64_656c),
             dropped: Vec::with_capacity(cfg.drop_batch as usize + 1),
             marks: 0,
             aqm_drops: 0,
@@ -212,6 +212,10 @@ impl FqCodel {
                 }
             }
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     pub fn len(&self) -> usize {

@@ -74,7 +74,7 @@ impl Pie {
     pub fn calculate_probability(&mut self) {
         let qdelay = self.qdelay;
         // "If qdelay is zero and qlen is not, qlen is very small": no update.
-        let update_prob = !(qdelay == 0 && !self.q.is_empty());
+        let update_prob = qdelay != 0 || self.q.is_empty();
         let (mut alpha, mut beta) = (self.cfg.alpha, self.cfg.beta);
         if self.prob < 0.1 {
             alpha /= 2.0;
@@ -186,6 +186,10 @@ impl Pie {
             now - pkts.enqueued_at(id)
         };
         Some(id)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     pub fn len(&self) -> usize {

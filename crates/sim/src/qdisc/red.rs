@@ -204,6 +204,10 @@ impl Red {
         Some(id)
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> usize {
         self.q.len()
     }
