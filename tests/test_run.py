@@ -264,3 +264,17 @@ def test_help(tmp_path: Path) -> None:
         p = cli(args, cwd=tmp_path)
         assert p.returncode == 0 and p.stdout.startswith("usage: ccarena"), args
     assert "--set PATH=VALUE" in cli(["run", "--help"], cwd=tmp_path).stdout
+
+
+def test_a_queue_discipline_from_the_file_reaches_the_engine() -> None:
+    """CoDel (RFC 8289, target 5 ms) keeps the queueing delay near its target where DropTail fills 4 BDP."""
+    path = Path(__file__).resolve().parent.parent / "scenarios" / "codel.toml"
+    codel = ccarena.run(path, duration="20s")
+    doc = ccarena.spec.read_toml(path)
+    del doc["topology"]["bottleneck"]["codel"]
+    tail = ccarena.run(doc, duration="20s", set={"topology.bottleneck.qdisc": "droptail"})
+    q = codel.summary["queue"]
+    assert q["qdisc"] == "codel" and 1.0 <= q["delay_p50_ms"] <= 10.0
+    assert tail.summary["queue"]["delay_p50_ms"] > 40.0  # 4 BDP of 40 ms fill to well above CoDel's target
+    assert {"marks", "codel_dropping", "codel_count"} <= set(codel.queue.columns)
+    assert codel.spec["topology"]["bottleneck"]["codel"]["target"] == "5ms"

@@ -403,11 +403,11 @@ BAD_FILES: list[tuple[str, str, str]] = [
         duration = "5s"
         [topology]
         rtt = "20ms"
-        bottleneck = { rate = "20Mbps", buffer = "1bdp", qdisc = "red" }
+        bottleneck = { rate = "20Mbps", buffer = "1bdp", qdisc = "blue" }
         [[flows]]
         cc = "reno"
         """,
-        'topology.bottleneck.qdisc: unknown queue discipline "red" (known: droptail)',
+        'topology.bottleneck.qdisc: unknown queue discipline "blue" (known: droptail, red, codel, pie, fq_codel)',
     ),
     (
         "zero-interval",

@@ -540,6 +540,11 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     else:
         bottleneck["buffer_bytes"] = int(bn["buffer_bytes"])
 
+    if spec.resolved["topology"]["bottleneck"].get("qdisc", "droptail") != "droptail":
+        # Active queues mark ECN-capable packets instead of dropping them (drops stay drops).
+        queue_extra = {"marks": int(queue.get("marks", 0)), "qdisc": spec.resolved["topology"]["bottleneck"]["qdisc"]}
+    else:
+        queue_extra = {}
     stats = raw["stats"]
     tr = decode_columns(raw["transfers"]) if "transfers" in raw else {}
     transfers = transfer_stats(tr.get("size_bytes", np.zeros(0, np.uint64)), tr.get("fct_ns", np.zeros(0, np.uint64)))
@@ -574,6 +579,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
             "reverse_drops": int(queue.get("reverse_drops", 0)),
             "reverse_delay_p50_ms": _ms(queue.get("reverse_delay_p50_us")),
             "reverse_delay_p99_ms": _ms(queue.get("reverse_delay_p99_us")),
+            **queue_extra,
         },
         "sources": source_stats(raw.get("sources", ())),
         "transfers": transfers,

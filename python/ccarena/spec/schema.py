@@ -49,7 +49,8 @@ class Field:
     ``type`` is one of: ``time``, ``rate``, ``size`` (bytes, packets or a BDP
     fraction), ``bytes``, ``int``, ``number``, ``bool``, ``string``,
     ``name`` (letters, digits, ``._+-``), ``choice`` (one of ``choices``),
-    ``table`` (the nested ``table``), ``tables`` (a list of ``table``; with
+    ``table`` (the nested ``table``), ``qdisc_params`` (the parameters of the
+    queue discipline named in ``choices``), ``tables`` (a list of ``table``; with
     ``single`` a lone table is accepted too), ``params`` (algorithm
     parameters), ``loss`` (a probability or a :data:`LOSS_MODELS` table),
     ``size_dist`` (a :data:`SIZE_DISTS` table; with ``choices`` also one of
@@ -196,7 +197,15 @@ START_DISTS: dict[str, Table] = {
 # ---------------------------------------------------------------------------
 # The experiment
 
-QDISCS = ("droptail",)
+def _qdisc_catalogue() -> tuple[dict[str, Any], ...]:
+    from .. import _core
+
+    return tuple(dict(q) for q in _core.qdisc_catalogue())
+
+
+QDISC_CATALOGUE = _qdisc_catalogue()
+"""The engine's queue disciplines with their parameters (``ccarena list qdisc``)."""
+QDISCS = tuple(str(q["name"]) for q in QDISC_CATALOGUE)
 APPS = ("bulk", "fixed", "rate")
 RECOVERIES = ("prr", "newreno")
 DIRECTIONS = ("forward", "reverse", "both")
@@ -210,6 +219,12 @@ BOTTLENECK = _t(
         "qdisc": Field("choice", "queue discipline", default="droptail", choices=QDISCS),
         "delay": Field("time", "one-way propagation delay of the link itself", default="0s"),
         "loss": Field("loss", "random loss of data packets", default=0.0),
+        **{
+            str(q["name"]): Field("qdisc_params", f"parameters of {q['name']} (with qdisc = \"{q['name']}\")",
+                                  choices=(str(q["name"]),))
+            for q in QDISC_CATALOGUE
+            if q["params"]
+        },
     },
 )
 
@@ -449,6 +464,10 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
         assert f.table is not None
         item = _table_schema(f.table, algorithms)
         s = {"anyOf": [item, {"type": "array", "items": item}]} if f.single else {"type": "array", "items": item}
+    elif t == "qdisc_params":
+        q = next(q for q in QDISC_CATALOGUE if q["name"] == f.choices[0])
+        s = {"type": "object", "properties": {qdisc_key(p): _qdisc_param_schema(p) for p in q["params"]},
+             "additionalProperties": False}
     elif t == "params":
         s = {"type": "object", "additionalProperties": {"type": ["boolean", "number", "string"]}}
     elif t == "loss":
@@ -468,6 +487,37 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
     s["description"] = f.doc
     if f.default is not None and t not in ("table", "tables"):
         s["default"] = f.default
+    return s
+
+
+def qdisc_key(param: Mapping[str, Any]) -> str:
+    """The file's key of a queue-discipline parameter: ``target_ns`` is written ``target = "5ms"``,
+    ``mtu_bytes`` ``mtu = "1514B"``; the others as the engine names them."""
+    name = str(param["name"])
+    return name.removesuffix("_ns").removesuffix("_bytes")
+
+
+def qdisc_unit(param: Mapping[str, Any]) -> str | None:
+    """"time" or "bytes" for parameters the file writes with a unit, else None."""
+    name = str(param["name"])
+    return "time" if name.endswith("_ns") else "bytes" if name.endswith("_bytes") else None
+
+
+def _qdisc_param_schema(p: Mapping[str, Any]) -> dict[str, Any]:
+    unit = qdisc_unit(p)
+    if unit is not None:
+        s: dict[str, Any] = {"type": "string", "pattern": TIME_PATTERN if unit == "time" else BYTES_PATTERN}
+    elif p["type"] == "bool":
+        s = {"type": "boolean"}
+    elif p["type"] == "choice":
+        s = {"enum": list(p.get("choices") or [])}
+    else:
+        s = {"type": "integer" if p["type"] == "int" else "number"}
+        if p.get("min") is not None:
+            s["minimum"] = p["min"]
+        if p.get("max") is not None:
+            s["maximum"] = p["max"]
+    s["description"] = str(p.get("doc", ""))
     return s
 
 

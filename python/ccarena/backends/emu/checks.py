@@ -156,7 +156,7 @@ _ENGINE_FLOW_KEYS = {
     "app_rate_bps",
 }
 
-_ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss"}
+_ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss", "qdisc"}
 
 def check_spec(spec: Spec) -> None:
     """Refuses, with the field's path, what the emulation backend cannot run."""
@@ -166,9 +166,6 @@ def check_spec(spec: Spec) -> None:
         if eng[key]:
             where = "background" if "source" in key else key
             raise SpecError(where, "the emu backend does not run this yet (flows and the bottleneck only)")
-    qdisc = spec.resolved["topology"]["bottleneck"].get("qdisc", "droptail")
-    if qdisc != "droptail":
-        raise SpecError("topology.bottleneck.qdisc", f'the emu backend runs "droptail" only, got "{qdisc}"')
     for which, path in (("bottleneck", "topology.bottleneck"), ("reverse", "topology.reverse")):
         link = eng[which]
         if link.get("loss_model"):
