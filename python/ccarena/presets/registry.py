@@ -115,10 +115,10 @@ def quick_document(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict
 @functools.cache
 def available(feature: str) -> bool:
     """Whether the engine has ``feature``: "xcp" (the algorithm) or "red" (the queue discipline)."""
-    import ccarena
+    from .. import _core
 
     if feature == "xcp":
-        return "xcp" in {a["name"] for a in ccarena.algorithms()}
+        return "xcp" in {a["name"] for a in _core.cc_algorithms()}
     if feature == "red":
         from ..spec import SpecError, load_spec
 
