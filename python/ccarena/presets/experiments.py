@@ -134,4 +134,266 @@ E_SERIES = [
            "neither algorithm changes the stream's throughput; cwnd stays small",
            e3_figure, e3_check, quick={"duration": "10s", "sweep.repeat": 1}),
 ]  # fmt: skip
-PRESETS = [*E_SERIES]
+
+
+# ---------------------------------------------------------------- B: Leith, Shorten and McCullagh 2007
+
+
+def _percent_bdp(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df["buffer_pct"] = df[column(df, "topology.bottleneck.buffer")] * 100
+    return df
+
+
+def b1_figure(c: Campaign) -> Any:
+    df = _percent_bdp(c.runs[c.runs["status"] == "ok"])
+    rate = column(df, "topology.bottleneck.rate")
+    return curves(df, "buffer_pct", "utilization", _cc(df), panels=rate, xlabel="buffer (% of BDP)",
+                  ylabel="utilisation (mean over RTTs and loads)", logx=True,
+                  panel_title=lambda v: f"{v / 1e6:g} Mbit/s")  # fmt: skip
+
+
+def _fc_label(v: Any) -> str:
+    return "fast convergence on" if bool(v) else "fast convergence off"
+
+
+def _late_over_early(c: Campaign, t_from: float) -> dict[Any, tuple[float, int]]:
+    """Per fast-convergence setting: mean over repeats of the late flow's rate over the early
+    flow's in (t_from, end], and the number of runs."""
+    df = per_run(c, t_from=t_from)
+    fc = column(df, "flows[0].params.fast_convergence")
+    return {v: (float((sub["rate_1"] / sub["rate_0"]).mean()), len(sub)) for v, sub in df.groupby(fc)}
+
+
+def _ensemble_panels(c: Campaign, key: str, label: Any) -> list[tuple[str, pd.DataFrame]]:
+    runs = c.runs
+    col = column(runs, key)
+    points = runs.drop_duplicates("point").set_index("point")[col]
+    ts = c.timeseries("rate_bps")
+    return [(label(points[pt]), sub) for pt, sub in ts.groupby("point", sort=True)]
+
+
+def b2_figure(c: Campaign) -> Any:
+    return traces(_ensemble_panels(c, "flows[0].params.fast_convergence", _fc_label),
+                  ylabel="throughput (Mbit/s), mean of runs, 95 % band", band=True)  # fmt: skip
+
+
+def b2_check(c: Campaign) -> Check:
+    dur = float(c.runs["duration_s"].iloc[0])
+    r = _late_over_early(c, t_from=dur * 0.75)
+    on, off = r[True], r[False]
+    return Check(
+        on[0] > off[0],
+        f"late/early flow throughput over the last quarter: {on[0]:.2f} with fast convergence, "
+        f"{off[0]:.2f} without ({on[1]} runs each)",
+    )
+
+
+def _first_repeat_traces(c: Campaign, label: Any, key: str | None = None) -> list[tuple[str, pd.DataFrame]]:
+    runs = c.runs[(c.runs["status"] == "ok") & (c.runs["repeat"] == 0)]
+    out = []
+    for _, row in runs.iterrows():
+        fl = c.query(f"SELECT flow, time_s, rate_bps AS mean FROM flows WHERE run_id = '{row['run_id']}'")
+        out.append((label(row[column(runs, key)]) if key else label(row), fl))
+    return out
+
+
+def _window_spread(c: Campaign, t_from: float, window_s: float) -> pd.DataFrame:
+    """Per run and window of ``window_s`` seconds after ``t_from``: Jain's index of the flows' mean rates."""
+    import pandas as pd
+
+    df = c.query(
+        f"SELECT run_id, flow, floor((time_s - 1e-9) / {window_s}) AS w, avg(rate_bps) AS r FROM flows "
+        f"WHERE time_s > {t_from} GROUP BY run_id, flow, w"
+    )
+    rows = [{"run_id": k[0], "w": k[1], "jain": jain(sub["r"].tolist())} for k, sub in df.groupby(["run_id", "w"])]
+    return pd.DataFrame(rows)
+
+
+def b3_figure(c: Campaign) -> Any:
+    return traces(_first_repeat_traces(c, lambda row: f"3 CUBIC flows, repeat 0 (seed {row['seed']})"),
+                  ylabel="throughput (Mbit/s), 1 s intervals")  # fmt: skip
+
+
+def b3_check(c: Campaign) -> Check:
+    """Prolonged unfairness: some 50 s window after the first 50 s where Jain's index of the three
+    flows is below 0.9 (one flow with about twice another's rate), in most runs."""
+    w = _window_spread(c, 50.0, 50.0)
+    per_run_min = w.groupby("run_id")["jain"].min()
+    frac = float((per_run_min < 0.9).mean())
+    return Check(
+        frac >= 0.5,
+        f"lowest Jain's index over 50 s windows per run: {', '.join(f'{v:.2f}' for v in per_run_min)}; "
+        f"{100 * frac:.0f} % of runs below 0.9",
+    )
+
+
+def b4_values(c: Campaign) -> pd.DataFrame:
+    runs = c.runs[c.runs["status"] == "ok"]
+    return runs.merge(window_cov(c, t_from=50.0, window_s=10.0), on="run_id")
+
+
+def b4_figure(c: Campaign) -> Any:
+    df = b4_values(c)
+    df["x"] = 0
+    return curves(df, _cc(df), "cov", None, xlabel="algorithm",
+                  ylabel="CoV of throughput (10 s windows)") if False else _bars(df, _cc(df), "cov", "coefficient of variation (10 s windows)")  # fmt: skip
+
+
+def _bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) -> Any:
+    from ..analysis.stats import mean_ci
+
+    fig, axes = new_figure(1, width=4.5)
+    ax = axes[0]
+    groups = list(df.groupby(key, sort=False))
+    stats = [mean_ci([v * scale for v in sub[col].tolist()]) for _, sub in groups]
+    ax.bar(range(len(groups)), [m for m, _, _ in stats], yerr=[0 if ci != ci else ci for _, ci, _ in stats],
+           capsize=4, color=[f"C{i}" for i in range(len(groups))])  # fmt: skip
+    ax.set_xticks(range(len(groups)), [str(k) for k, _ in groups])
+    ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def b4_check(c: Campaign) -> Check:
+    df = b4_values(c)
+    cv = {k: float(sub["cov"].mean()) for k, sub in df.groupby(_cc(df))}
+    return Check(cv["cubic"] > cv["htcp"], f"mean CoV over 10 s windows: CUBIC {cv['cubic']:.3f}, H-TCP {cv['htcp']:.3f}")
+
+
+def b5_figure(c: Campaign) -> Any:
+    df = _percent_bdp(c.runs[c.runs["status"] == "ok"])
+    return curves(df, "buffer_pct", "utilization_second_half", _cc(df), panels=column(df, "topology.bottleneck.rate"),
+                  xlabel="buffer (% of BDP)", ylabel="link utilisation", logx=True, ylim=(0, 1.05),
+                  panel_title=lambda v: f"{v / 1e6:g} Mbit/s, RTT 100 ms")  # fmt: skip
+
+
+def _util_by_buffer(c: Campaign, cc: str, rate_bps: float) -> dict[float, float]:
+    df = c.runs[c.runs["status"] == "ok"]
+    sel = df[(df[column(df, "flows[0].cc")] == cc) & (df[column(df, "topology.bottleneck.rate")] == rate_bps)]
+    return {float(b): float(sub["utilization_second_half"].mean()) for b, sub in sel.groupby(column(df, "topology.bottleneck.buffer"))}
+
+
+def b5_check(c: Campaign) -> Check:
+    """At 250 Mbit/s CUBIC's utilisation rises with the buffer: the largest buffer's exceeds the
+    smallest's by at least 5 points, and never falls by more than 2 points from one buffer to the next."""
+    u = _util_by_buffer(c, "cubic", 250e6)
+    vals = [u[b] for b in sorted(u)]
+    rises = vals[-1] - vals[0] >= 0.05 and all(b >= a - 0.02 for a, b in zip(vals, vals[1:], strict=False))
+    return Check(rises, "CUBIC at 250 Mbit/s: " + ", ".join(f"{100 * b:g} % BDP → {v:.2f}" for b, v in sorted(u.items()))
+                 + " (paper: about 0.5 below 30 % BDP)")  # fmt: skip
+
+
+def _rtt_ratio_table(c: Campaign, t_from: float) -> pd.DataFrame:
+    df = per_run(c, t_from=t_from)
+    df["ratio"] = [ratio(a, b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    df["order"] = ["16 ms first" if s == 0 else "160 ms first" for s in df[column(df, "flows[0].start")]]
+    df["buffer_kb"] = df[column(df, "topology.bottleneck.buffer")]
+    return df
+
+
+def _rtt_ratio_figure(df: pd.DataFrame, buffer_col: str, cc_col: str, ylabel: str) -> Any:
+    fig, axes = new_figure(df[buffer_col].nunique(), width=5)
+    for ax, (bv, sub) in zip(axes, df.groupby(buffer_col, sort=True), strict=True):
+        ccs = list(dict.fromkeys(sub[cc_col]))
+        orders = ["16 ms first", "160 ms first"]
+        w = 0.8 / len(ccs)
+        for i, cc in enumerate(ccs):
+            vals = [sub[(sub[cc_col] == cc) & (sub["order"] == o)]["ratio"].mean() for o in orders]
+            ax.bar([j + (i - (len(ccs) - 1) / 2) * w for j in range(len(orders))], vals, w, label=cc, color=f"C{i}")
+        ax.set_xticks(range(len(orders)), orders)
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_title(f"buffer {bv:g}")
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def b6_table(c: Campaign) -> pd.DataFrame:
+    dur = float(c.runs["duration_s"].iloc[0])
+    df = _rtt_ratio_table(c, dur / 2)
+    buf = column(df, "topology.bottleneck.buffer")
+    df["buffer"] = [f"{v:g} B" if "bytes" in buf else f"{v:g}" for v in df[buf]]
+    return df
+
+
+def b6_figure(c: Campaign) -> Any:
+    df = b6_table(c)
+    return _rtt_ratio_figure(df, column(df, "topology.bottleneck.buffer"), _cc(df),
+                             "throughput 16 ms flow / 160 ms flow (second half)")  # fmt: skip
+
+
+def b6_check(c: Campaign) -> Check:
+    """The outcome depends on the start order: for CUBIC, at some buffer the two orders' ratios
+    differ by a factor of at least 1.5."""
+    df = b6_table(c)
+    cc, buf = _cc(df), column(df, "topology.bottleneck.buffer")
+    factors = {}
+    for b, sub in df[df[cc] == "cubic"].groupby(buf):
+        a = float(sub[sub["order"] == "16 ms first"]["ratio"].mean())
+        z = float(sub[sub["order"] == "160 ms first"]["ratio"].mean())
+        factors[b] = (a, z, max(a, z) / min(a, z))
+    return Check(
+        max(f for _, _, f in factors.values()) >= 1.5,
+        "CUBIC, ratio 16 ms / 160 ms flow with 16 ms first vs 160 ms first: "
+        + "; ".join(f"buffer {b:g}: {a:.2f} vs {z:.2f}" for b, (a, z, _) in factors.items()),
+    )
+
+
+def b7_figure(c: Campaign) -> Any:
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    return curves(df, column(df, "topology.bottleneck.rate"), "tcp_share", _cc(df), panels=column(df, "topology.rtt"),
+                  xlabel="bottleneck (Mbit/s)", ylabel="standard TCP's share (0.5 = fair)", scale_x=MBPS, logx=True,
+                  ylim=(0, 0.6), panel_title=lambda v: f"RTT {v * 1e3:g} ms")  # fmt: skip
+
+
+def b7_check(c: Campaign) -> Check:
+    """CUBIC is TCP-friendly at low BDP (standard TCP's share ≥ 0.35 at 10 Mbit/s and 16 ms) and
+    leaves standard TCP more than Scalable TCP does at the largest BDP."""
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    rate, rtt, cc = column(df, "topology.bottleneck.rate"), column(df, "topology.rtt"), _cc(df)
+    low = df[(df[rate] == df[rate].min()) & (df[rtt] == df[rtt].min())]
+    high = df[(df[rate] == df[rate].max()) & (df[rtt] == df[rtt].max())]
+    s_low = float(low[low[cc] == "cubic"]["tcp_share"].mean())
+    s_cubic = float(high[high[cc] == "cubic"]["tcp_share"].mean())
+    s_stcp = float(high[high[cc] == "scalable"]["tcp_share"].mean())
+    return Check(
+        s_low >= 0.35 and s_cubic > s_stcp,
+        f"standard TCP's share against CUBIC {s_low:.2f} at the smallest BDP, {s_cubic:.2f} at the largest "
+        f"(against Scalable TCP there: {s_stcp:.2f})",
+    )
+
+
+B_SERIES = [
+    Preset("B1", "The test grid (standard TCP measured at every point)", LEITH, "leith-2007/b1-grid.toml",
+           "the grid itself: every algorithm's utilisation and fairness across bandwidth, RTT, buffer and load, "
+           "with standard TCP as the reference",
+           b1_figure, None, quick={"duration": "30s", "sweep.topology.bottleneck.rate": ["10Mbps", "250Mbps"],
+                                   "sweep.topology.rtt": ["100ms"], "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.2bdp", "1bdp"],
+                                   "sweep.background.web[0].sessions": [50], "sweep.background.web[0].sizes.mean": ["10pkts"]}),
+    Preset("B2", "Convergence of two CUBIC flows, with and without fast convergence", LEITH, "leith-2007/b2-convergence.toml",
+           "the second CUBIC flow takes a long time to reach the first's rate; fast convergence speeds this up",
+           b2_figure, b2_check, quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 3}),
+    Preset("B3", "Prolonged unfairness between three CUBIC flows", LEITH, "leith-2007/b3-prolonged-unfairness.toml",
+           "with on-off background traffic, CUBIC flows hold unequal shares for hundreds of seconds",
+           b3_figure, b3_check, quick={"duration": "150s", "sweep.repeat": 2}),
+    Preset("B4", "The cost of missing a drop: CUBIC and H-TCP", LEITH, "leith-2007/b4-missed-drop.toml",
+           "CUBIC's throughput varies more than H-TCP's (a flow that misses a drop stays ahead for long)",
+           b4_figure, b4_check, quick={"duration": "150s", "sweep.repeat": 2}),
+    Preset("B5", "Link utilisation against buffer size", LEITH, "leith-2007/b5-utilisation-vs-buffer.toml",
+           "at 250 Mbit/s CUBIC's utilisation falls to about 50 % below 30 % of the BDP, and rises with the buffer",
+           b5_figure, b5_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.flows[0].cc": ["cubic"],
+                                       "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp", "1bdp"]}),
+    Preset("B6", "RTT unfairness depends on the start order", LEITH, "leith-2007/b6-rtt-unfairness.toml",
+           "the throughput split between a 16 ms and a 160 ms flow depends on which started first",
+           b6_figure, b6_check, quick={"duration": "120s"}),
+    Preset("B7", "Friendliness to one standard TCP flow", LEITH, "leith-2007/b7-friendliness.toml",
+           "one new-protocol flow against one standard TCP flow: how much standard TCP keeps",
+           b7_figure, b7_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.flows[0].cc": ["cubic", "scalable"]}),
+]  # fmt: skip
+
+PRESETS = [*B_SERIES, *E_SERIES]
