@@ -396,4 +396,138 @@ B_SERIES = [
            b7_figure, b7_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.flows[0].cc": ["cubic", "scalable"]}),
 ]  # fmt: skip
 
-PRESETS = [*B_SERIES, *E_SERIES]
+
+
+# ---------------------------------------------------------------- A: Rhee and Xu 2005
+
+
+def _tcp_share(c: Campaign) -> pd.DataFrame:
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    return df
+
+
+def a1_figure(c: Campaign) -> Any:
+    df = _tcp_share(c)
+    return curves(df, column(df, "topology.bottleneck.rate"), "tcp_share", _cc(df), panels=column(df, "topology.rtt"),
+                  xlabel="bottleneck (Mbit/s)", ylabel="standard TCP's share of throughput", scale_x=MBPS, logx=True,
+                  ylim=(0, 0.6), panel_title=lambda v: f"RTT {v * 1e3:g} ms")  # fmt: skip
+
+
+def _friendlier(df: pd.DataFrame, keys: list[str], a: str, b: str) -> tuple[bool, list[str]]:
+    """Whether standard TCP keeps more against ``a`` than against ``b`` at every point of ``keys``."""
+    cc = _cc(df)
+    ok, notes = True, []
+    for k, sub in df.groupby(keys, sort=True):
+        sa = float(sub[sub[cc] == a]["tcp_share"].mean())
+        sb = float(sub[sub[cc] == b]["tcp_share"].mean())
+        ok &= sa > sb
+        kt = k if isinstance(k, tuple) else (k,)
+        notes.append(f"{'/'.join(f'{v:g}' for v in kt)}: {sa:.2f} vs {sb:.2f}")
+    return ok, notes
+
+
+def a1_check(c: Campaign) -> Check:
+    """Standard TCP keeps more against CUBIC than against Scalable TCP at every bandwidth and RTT,
+    and about a fair share (≥ 0.35) at the smallest BDP."""
+    df = _tcp_share(c)
+    rate, rtt = column(df, "topology.bottleneck.rate"), column(df, "topology.rtt")
+    ok, notes = _friendlier(df, [rtt, rate], "cubic", "scalable")
+    low = df[(df[rate] == df[rate].min()) & (df[rtt] == df[rtt].min()) & (df[_cc(df)] == "cubic")]["tcp_share"].mean()
+    return Check(ok and low >= 0.35, f"standard TCP's share against CUBIC vs Scalable TCP (RTT s/rate bit/s): "
+                 + "; ".join(notes) + f"; against CUBIC at the smallest BDP {low:.2f}")  # fmt: skip
+
+
+def a2_figure(c: Campaign) -> Any:
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    rate = df["bottleneck.rate_bps"] if "bottleneck.rate_bps" in df.columns else 800e6
+    df["hs_util"], df["tcp_util"] = df["rate_0"] / rate, df["rate_1"] / rate
+    rtt, load, cc = column(df, "topology.rtt"), column(df, "background.web[0].load"), _cc(df)
+    fig, axes = new_figure(df[cc].nunique(), width=3.6)
+    for ax, (ccv, sub) in zip(axes, df.groupby(cc, sort=False), strict=True):
+        for (lv, ls) in zip(sorted(sub[load].unique()), ("-", "--", ":"), strict=False):
+            g = sub[sub[load] == lv].groupby(rtt, sort=True)[["hs_util", "tcp_util"]].mean()
+            ax.plot(g.index * 1e3, g["hs_util"], ls, color="C0", marker="o", label=f"{ccv}, load {lv:g}")
+            ax.plot(g.index * 1e3, g["tcp_util"], ls, color="C1", marker="s", label=f"standard TCP, load {lv:g}")
+        ax.set_xscale("log")
+        ax.set_xlabel("RTT (ms)")
+        ax.set_title(str(ccv))
+        ax.set_ylim(0, 1)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("utilisation of the link")
+    fig.tight_layout()
+    return fig
+
+
+def a2_check(c: Campaign) -> Check:
+    """Standard TCP keeps more against CUBIC than against Scalable TCP at every RTT and load."""
+    df = _tcp_share(c)
+    ok, notes = _friendlier(df, [column(df, "topology.rtt"), column(df, "background.web[0].load")], "cubic", "scalable")
+    return Check(ok, "standard TCP's share against CUBIC vs Scalable TCP (RTT s/load): " + "; ".join(notes))
+
+
+def _a3_table(c: Campaign) -> pd.DataFrame:
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df["ratio"] = [ratio(a, b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    df["rtt_ratio"] = df[column(df, "flows[1].rtt")] / 0.040
+    return df
+
+
+def a3_figure(c: Campaign) -> Any:
+    df = _a3_table(c)
+    fig = curves(df, "rtt_ratio", "ratio", _cc(df), xlabel="RTT ratio (long / 40 ms)",
+                 ylabel="throughput ratio (40 ms flow / long-RTT flow)")  # fmt: skip
+    fig.axes[0].set_yscale("log")
+    return fig
+
+
+def a3_check(c: Campaign) -> Check:
+    """At the largest RTT ratio CUBIC's throughput ratio is smaller (fairer) than HSTCP's and STCP's."""
+    df = _a3_table(c)
+    top = df[df["rtt_ratio"] == df["rtt_ratio"].max()]
+    r = {k: float(sub["ratio"].mean()) for k, sub in top.groupby(_cc(df))}
+    ok = all(r["cubic"] < r[o] for o in ("highspeed", "scalable") if o in r)
+    return Check(ok, f"throughput ratio at RTT ratio {top['rtt_ratio'].max():g}: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(r.items())))
+
+
+def a4_values(c: Campaign) -> pd.DataFrame:
+    runs = c.runs[c.runs["status"] == "ok"]
+    return runs.merge(window_cov(c, flows=[0, 1], t_from=50.0, window_s=1.0), on="run_id")
+
+
+def a4_figure(c: Campaign) -> Any:
+    df = a4_values(c)
+    return _bars(df, _cc(df), "cov", "CoV of the high-speed flows' throughput (1 s)")
+
+
+def a4_check(c: Campaign) -> Check:
+    """CUBIC's throughput varies less than BIC's and Scalable TCP's."""
+    df = a4_values(c)
+    cv = {k: float(sub["cov"].mean()) for k, sub in df.groupby(_cc(df))}
+    ok = all(cv["cubic"] < cv[o] for o in ("bic", "scalable") if o in cv)
+    return Check(ok, "mean CoV (1 s): " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(cv.items())))
+
+
+A_SERIES = [
+    Preset("A1", "TCP-friendliness against bandwidth (simulation)", RHEE_XU, "rhee-xu-2005/a1-friendliness-sim.toml",
+           "CUBIC leaves standard TCP a larger share than the other high-speed protocols, close to fair at small BDP",
+           a1_figure, a1_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.rate": ["20Mbps", "200Mbps"],
+                                       "sweep.flows[0].cc": ["cubic", "scalable"]}),
+    Preset("A2", "TCP-friendliness on the testbed: the utilisation split", RHEE_XU, "rhee-xu-2005/a2-friendliness-testbed.toml",
+           "with CUBIC the standard TCP flow keeps a larger part of the link than with the other high-speed protocols",
+           a2_figure, a2_check, quick={"duration": "60s", "topology.bottleneck.rate": "200Mbps", "sweep.repeat": 1,
+                                       "sweep.topology.rtt": ["10ms", "100ms"], "sweep.background.web[0].load": [0.1],
+                                       "sweep.flows[0].cc": ["cubic", "scalable"]}),
+    Preset("A3", "RTT fairness: 40 ms against 40, 120 and 240 ms", RHEE_XU, "rhee-xu-2005/a3-rtt-fairness.toml",
+           "CUBIC's throughput ratio grows roughly linearly with the RTT ratio, fairer than HSTCP and STCP",
+           a3_figure, a3_check, quick={"duration": "90s", "topology.bottleneck.rate": "200Mbps", "sweep.repeat": 1,
+                                       "sweep.flows[1].rtt": ["40ms", "240ms"],
+                                       "sweep.flows[0].cc": ["cubic", "highspeed", "scalable"],
+                                       "sweep.flows[1].cc": ["cubic", "highspeed", "scalable"]}),
+    Preset("A4", "Stability: coefficient of variation of throughput", RHEE_XU, "rhee-xu-2005/a4-stability.toml",
+           "CUBIC's throughput is more stable (lower coefficient of variation) than BIC's and STCP's",
+           a4_figure, a4_check, quick={"duration": "80s", "topology.bottleneck.rate": "500Mbps", "sweep.repeat": 1,
+                                       "sweep.flows[0].cc": ["cubic", "bic", "scalable"]}),
+]  # fmt: skip
+PRESETS = [*A_SERIES, *B_SERIES, *E_SERIES]

@@ -39,6 +39,9 @@ class Check:
     agrees: bool
     measured: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agrees", bool(self.agrees))
+
 
 @dataclass(frozen=True)
 class Preset:
