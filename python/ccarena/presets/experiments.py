@@ -287,7 +287,7 @@ def b5_check(c: Campaign) -> Check:
 def _rtt_ratio_table(c: Campaign, t_from: float) -> pd.DataFrame:
     df = per_run(c, t_from=t_from)
     df["ratio"] = [ratio(a, b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
-    df["order"] = ["16 ms first" if s == 0 else "160 ms first" for s in df[column(df, "flows[0].start")]]
+    df["order"] = ["short RTT first" if s == 0 else "long RTT first" for s in df[column(df, "flows[0].start")]]
     df["buffer_kb"] = df[column(df, "topology.bottleneck.buffer")]
     return df
 
@@ -296,7 +296,7 @@ def _rtt_ratio_figure(df: pd.DataFrame, buffer_col: str, cc_col: str, ylabel: st
     fig, axes = new_figure(df[buffer_col].nunique(), width=5)
     for ax, (bv, sub) in zip(axes, df.groupby(buffer_col, sort=True), strict=True):
         ccs = list(dict.fromkeys(sub[cc_col]))
-        orders = ["16 ms first", "160 ms first"]
+        orders = ["short RTT first", "long RTT first"]
         w = 0.8 / len(ccs)
         for i, cc in enumerate(ccs):
             vals = [sub[(sub[cc_col] == cc) & (sub["order"] == o)]["ratio"].mean() for o in orders]
@@ -332,8 +332,8 @@ def b6_check(c: Campaign) -> Check:
     cc, buf = _cc(df), column(df, "topology.bottleneck.buffer")
     factors = {}
     for b, sub in df[df[cc] == "cubic"].groupby(buf):
-        a = float(sub[sub["order"] == "16 ms first"]["ratio"].mean())
-        z = float(sub[sub["order"] == "160 ms first"]["ratio"].mean())
+        a = float(sub[sub["order"] == "short RTT first"]["ratio"].mean())
+        z = float(sub[sub["order"] == "long RTT first"]["ratio"].mean())
         factors[b] = (a, z, max(a, z) / min(a, z))
     return Check(
         max(f for _, _, f in factors.values()) >= 1.5,
@@ -530,4 +530,104 @@ A_SERIES = [
            a4_figure, a4_check, quick={"duration": "80s", "topology.bottleneck.rate": "500Mbps", "sweep.repeat": 1,
                                        "sweep.flows[0].cc": ["cubic", "bic", "scalable"]}),
 ]  # fmt: skip
-PRESETS = [*A_SERIES, *B_SERIES, *E_SERIES]
+
+
+# ---------------------------------------------------------------- C: Rhee 2007
+
+
+def c1_check(c: Campaign) -> Check:
+    """The flows converge: with fast convergence the late flow's mean rate over the last quarter
+    is at least 70 % of the first flow's."""
+    dur = float(c.runs["duration_s"].iloc[0])
+    r = _late_over_early(c, t_from=dur * 0.75)
+    return Check(r[True][0] >= 0.7, f"late/early flow throughput over the last quarter: {r[True][0]:.2f} with fast "
+                 f"convergence, {r[False][0]:.2f} without ({r[True][1]} runs each)")  # fmt: skip
+
+
+def c2_figure(c: Campaign) -> Any:
+    run = c.runs[(c.runs["status"] == "ok")].sort_values("repeat").iloc[0]["run_id"]
+    fl = c.query(f"SELECT flow, time_s, cwnd_pkts, rate_bps FROM flows WHERE run_id = '{run}'")
+    fig, axes = new_figure(2, width=5.5, sharey=False)
+    for f, sub in fl.groupby("flow"):
+        axes[0].plot(sub["time_s"], sub["cwnd_pkts"], lw=0.8, label=f"flow {f}")
+        axes[1].plot(sub["time_s"], sub["rate_bps"] * MBPS, lw=0.8, label=f"flow {f}")
+    axes[0].set_ylabel("cwnd (packets)")
+    axes[1].set_ylabel("rate at the bottleneck (Mbit/s)")
+    for ax, t in zip(axes, ("cwnd at the sender", "rate at the router"), strict=True):
+        ax.set_xlabel("time (s)")
+        ax.set_title(t, fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def c2_check(c: Campaign) -> Check:
+    """Rhee's claim: the cwnds differ while the rates do not. Over the last 100 s, per run, the
+    late/early ratio of mean cwnds against that of mean rates; agreement when the rates are
+    within 10 % of each other while the cwnds differ by more than 10 %."""
+    dur = float(c.runs["duration_s"].iloc[0])
+    df = per_run(c, t_from=dur - 100)
+    rc = (df["cwnd_1"] / df["cwnd_0"]).tolist()
+    rr = (df["rate_1"] / df["rate_0"]).tolist()
+    agree = sum(1 for a, b in zip(rc, rr, strict=True) if abs(1 - b) < 0.1 and abs(1 - a) > 0.1)
+    return Check(agree * 2 > len(rc), "late/early ratio of mean cwnd vs of mean rate per run: "
+                 + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in zip(rc, rr, strict=True)))  # fmt: skip
+
+
+def c3_figure(c: Campaign) -> Any:
+    df = _percent_bdp(per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2))
+    df["long_lived"] = (df["rate_0"] + df["rate_1"]) / df["bottleneck.rate_bps"]
+    fig = curves(df, "buffer_pct", "utilization_second_half", _cc(df), xlabel="buffer (% of BDP)",
+                 ylabel="link utilisation (dashed: long-lived flows only)", ylim=(0, 1.05))  # fmt: skip
+    ax = fig.axes[0]
+    for i, (_, sub) in enumerate(df.groupby(_cc(df), sort=False)):
+        g = sub.groupby("buffer_pct")["long_lived"].mean()
+        ax.plot(g.index, g.values, "--", color=f"C{i}")
+    return fig
+
+
+def c3_check(c: Campaign) -> Check:
+    """CUBIC's utilisation stays at or above 80 % at every buffer up to 30 % of the BDP."""
+    df = c.runs[c.runs["status"] == "ok"]
+    buf = column(df, "topology.bottleneck.buffer")
+    u = {float(b): float(sub["utilization_second_half"].mean()) for b, sub in df[df[_cc(df)] == "cubic"].groupby(buf)}
+    return Check(min(u.values()) >= 0.8, "CUBIC: " + ", ".join(f"{100 * b:g} % BDP → {v:.2f}" for b, v in sorted(u.items())))
+
+
+def c4_figure(c: Campaign) -> Any:
+    df = b6_table(c)
+    return _rtt_ratio_figure(df, column(df, "topology.bottleneck.buffer"), _cc(df),
+                             "throughput 16 ms flow / 162 ms NewReno flow")  # fmt: skip
+
+
+def c4_check(c: Campaign) -> Check:
+    """CUBIC at 16 ms takes no more from the 162 ms NewReno flow than NewReno would: its ratio is
+    at most 1.5 times NewReno's in every start order and buffer."""
+    df = b6_table(c)
+    cc, buf = _cc(df), column(df, "topology.bottleneck.buffer")
+    ok, notes = True, []
+    for (b, o), sub in df.groupby([buf, "order"]):
+        rc = float(sub[sub[cc] == "cubic"]["ratio"].mean())
+        rn = float(sub[sub[cc] == "newreno"]["ratio"].mean())
+        ok &= rc <= 1.5 * rn
+        notes.append(f"{b:g}, {o}: CUBIC {rc:.2f}, NewReno {rn:.2f}")
+    return Check(ok, "ratio 16 ms / 162 ms flow: " + "; ".join(notes))
+
+
+C_SERIES = [
+    Preset("C1", "Convergence with SURGE background traffic", RHEE, "rhee-2007/c1-convergence-surge.toml",
+           "with realistic multiplexing two CUBIC flows converge to a fair share",
+           b2_figure, c1_check, quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 3}),
+    Preset("C2", "cwnd and rate at the router, side by side", RHEE, "rhee-2007/c2-cwnd-vs-rate.toml",
+           "with a large buffer the flows' cwnds can differ while their rates at the router do not",
+           c2_figure, c2_check, quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 2}, expected=False),
+    Preset("C3", "Small-buffer utilisation at 250 Mbit/s with background traffic", RHEE,
+           "rhee-2007/c3-small-buffer-utilisation.toml",
+           "CUBIC's utilisation at small buffers stays high (no fall to about 50 %)",
+           c3_figure, c3_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp"]}),
+    Preset("C4", "RTT fairness at a tiny BDP (13 KB and 26 KB buffers)", RHEE, "rhee-2007/c4-rtt-fairness-tiny-bdp.toml",
+           "CUBIC at 16 ms is no less fair to a 162 ms NewReno flow than NewReno is",
+           c4_figure, c4_check, quick={"duration": "120s"}),
+]  # fmt: skip
+PRESETS = [*A_SERIES, *B_SERIES, *C_SERIES, *E_SERIES]
