@@ -37,7 +37,8 @@ def main() -> int:
         if r.check is None:
             result, verdict = f"figure: {r.figures[0].name}", "figure only"
         else:
-            result, verdict = r.check.measured, ("agrees" if r.check.agrees else "**disagrees**")
+            result = r.check.measured
+            verdict = "**disagrees**" if not r.check.agrees else (f"partly: {r.check.caveat}" if r.check.caveat else "agrees")
         rows.append(f"| {p.id} {p.title} | {p.claim} | {result} | {verdict} | {wall:.0f} s ({walls:.0f} s of runs) |")
         print(rows[-1], file=sys.stderr, flush=True)
     table = "\n".join(rows) + "\n"

@@ -117,4 +117,6 @@ def reproduce_command(args: argparse.Namespace) -> int:
     print(f"claim: {preset.claim}")
     if r.check is not None:
         print(f"ccarena {'agrees' if r.check.agrees else 'disagrees'}: {r.check.measured}")
+        if r.check.caveat:
+            print(f"only in part: {r.check.caveat}")
     return EXIT_FAILED if failed else EXIT_OK

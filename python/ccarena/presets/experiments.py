@@ -280,8 +280,11 @@ def b5_check(c: Campaign) -> Check:
     u = _util_by_buffer(c, "cubic", 250e6)
     vals = [u[b] for b in sorted(u)]
     rises = vals[-1] - vals[0] >= 0.05 and all(b >= a - 0.02 for a, b in zip(vals, vals[1:], strict=False))
+    small = [v for b, v in u.items() if b < 0.3]
+    caveat = (f"no fall to about 50 %: at most {1 - min(small):.0%} below full utilisation under 30 % of the BDP"
+              if small and min(small) > 0.6 else "")  # fmt: skip
     return Check(rises, "CUBIC at 250 Mbit/s: " + ", ".join(f"{100 * b:g} % BDP → {v:.2f}" for b, v in sorted(u.items()))
-                 + " (paper: about 0.5 below 30 % BDP)")  # fmt: skip
+                 + " (paper: about 0.5 below 30 % BDP)", caveat)  # fmt: skip
 
 
 def _rtt_ratio_table(c: Campaign, t_from: float) -> pd.DataFrame:
@@ -390,7 +393,7 @@ B_SERIES = [
                                        "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp", "1bdp"]}),
     Preset("B6", "RTT unfairness depends on the start order", LEITH, "leith-2007/b6-rtt-unfairness.toml",
            "the throughput split between a 16 ms and a 160 ms flow depends on which started first",
-           b6_figure, b6_check, quick={"duration": "120s"}),
+           b6_figure, b6_check, quick={"duration": "120s"}, expected=False),
     Preset("B7", "Friendliness to one standard TCP flow", LEITH, "leith-2007/b7-friendliness.toml",
            "one new-protocol flow against one standard TCP flow: how much standard TCP keeps",
            b7_figure, b7_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.flows[0].cc": ["cubic", "scalable"]}),
@@ -618,14 +621,15 @@ def c4_check(c: Campaign) -> Check:
 C_SERIES = [
     Preset("C1", "Convergence with SURGE background traffic", RHEE, "rhee-2007/c1-convergence-surge.toml",
            "with realistic multiplexing two CUBIC flows converge to a fair share",
-           b2_figure, c1_check, quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 3}),
+           b2_figure, c1_check, quick={"duration": "250s", "flows[1].start": "50s", "sweep.repeat": 2}),
     Preset("C2", "cwnd and rate at the router, side by side", RHEE, "rhee-2007/c2-cwnd-vs-rate.toml",
            "with a large buffer the flows' cwnds can differ while their rates at the router do not",
            c2_figure, c2_check, quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 2}, expected=False),
     Preset("C3", "Small-buffer utilisation at 250 Mbit/s with background traffic", RHEE,
            "rhee-2007/c3-small-buffer-utilisation.toml",
            "CUBIC's utilisation at small buffers stays high (no fall to about 50 %)",
-           c3_figure, c3_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp"]}),
+           c3_figure, c3_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp"]},
+           expected=False),
     Preset("C4", "RTT fairness at a tiny BDP (13 KB and 26 KB buffers)", RHEE, "rhee-2007/c4-rtt-fairness-tiny-bdp.toml",
            "CUBIC at 16 ms is no less fair to a 162 ms NewReno flow than NewReno is",
            c4_figure, c4_check, quick={"duration": "120s"}),

@@ -34,10 +34,14 @@ only for the estimates of ``ccarena reproduce --list``."""
 
 @dataclass(frozen=True)
 class Check:
-    """A claim checked against a campaign: whether ccarena agrees, and the numbers that say so."""
+    """A claim checked against a campaign: whether ccarena agrees, and the numbers that say so.
+
+    ``caveat``: the part of the paper's claim ccarena does not reproduce although it agrees
+    with the part the check tests (shown as partial agreement)."""
 
     agrees: bool
     measured: str
+    caveat: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "agrees", bool(self.agrees))

@@ -65,6 +65,8 @@ def reproduce(
     if check is not None:
         verdict = "agrees" if check.agrees else "DISAGREES"
         section.append(f"<p>ccarena {verdict}: {esc(check.measured)}</p>")
+        if check.caveat:
+            section.append(f"<p>Only in part: {esc(check.caveat)}</p>")
     plt.close(fig)
     report = write_report(folder, extra=[(f"{preset.id}: {preset.title}", "".join(section))])
     return Reproduction(preset, c, (stem.with_suffix(".png"), stem.with_suffix(".svg")), report, check)
