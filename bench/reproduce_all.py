@@ -24,7 +24,10 @@ def main() -> int:
     ap.add_argument("--out", default="results/reproduce")
     args = ap.parse_args()
     presets = [get(i) for i in args.ids] if args.ids else PRESETS
-    rows = ["| experiment | the paper's claim | ccarena (full preset) | agreement | wall time |", "|---|---|---|---|---|"]
+    rows = [
+        "| experiment | the paper's claim | ccarena (full preset) | agreement | wall time |",
+        "|---|---|---|---|---|",
+    ]
     for p in presets:
         missing = p.missing()
         if missing:
@@ -38,7 +41,9 @@ def main() -> int:
             result, verdict = f"figure: {r.figures[0].name}", "figure only"
         else:
             result = r.check.measured
-            verdict = "**disagrees**" if not r.check.agrees else (f"partly: {r.check.caveat}" if r.check.caveat else "agrees")
+            verdict = (
+                "**disagrees**" if not r.check.agrees else (f"partly: {r.check.caveat}" if r.check.caveat else "agrees")
+            )
         rows.append(f"| {p.id} {p.title} | {p.claim} | {result} | {verdict} | {wall:.0f} s ({walls:.0f} s of runs) |")
         print(rows[-1], file=sys.stderr, flush=True)
     table = "\n".join(rows) + "\n"

@@ -68,7 +68,8 @@ def _list(jobs: int) -> None:
         est = None if missing else p.estimate_s(jobs=jobs)
         qest = None if missing else p.estimate_s(quick=True, jobs=jobs)
         note = f"  needs: {', '.join(missing)}" if missing else ""
-        print(f"{p.id:<4} {p.title[:52]:<52} {p.count():>5} {_duration(est):>7} {p.count(quick=True):>5} {_duration(qest):>6}{note}")
+        runs = f"{p.count():>5} {_duration(est):>7} {p.count(quick=True):>5} {_duration(qest):>6}"
+        print(f"{p.id:<4} {p.title[:52]:<52} {runs}{note}")
 
 
 def reproduce_command(args: argparse.Namespace) -> int:

@@ -11,6 +11,8 @@ Papers:
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import TYPE_CHECKING, Any
 
 from .figures import curves, new_figure, traces
@@ -52,15 +54,26 @@ def _cc(df: pd.DataFrame, i: int = 0) -> str:
 
 def e1_figure(c: Campaign) -> Any:
     df = per_run(c)
-    return curves(df, column(df, "topology.bottleneck.loss"), "rate_0", _cc(df), xlabel="random loss rate",
-                  ylabel="throughput (Mbit/s)", scale_y=MBPS, logx=True)  # fmt: skip
+    return curves(
+        df,
+        column(df, "topology.bottleneck.loss"),
+        "rate_0",
+        _cc(df),
+        xlabel="random loss rate",
+        ylabel="throughput (Mbit/s)",
+        scale_y=MBPS,
+        logx=True,
+    )
 
 
 def e1_check(c: Campaign) -> Check:
     df = per_run(c)
     loss = column(df, "topology.bottleneck.loss")
     hi, lo = df[loss].max(), df[loss].min()
-    cubic, bbr = _mean(df, "rate_0", **{"flows[0].cc": "cubic", loss: hi}), _mean(df, "rate_0", **{"flows[0].cc": "bbr", loss: hi})
+    cubic, bbr = (
+        _mean(df, "rate_0", **{"flows[0].cc": "cubic", loss: hi}),
+        _mean(df, "rate_0", **{"flows[0].cc": "bbr", loss: hi}),
+    )
     bbr_lo = _mean(df, "rate_0", **{"flows[0].cc": "bbr", loss: lo})
     r = cubic / bbr
     return Check(
@@ -78,9 +91,20 @@ def e2_figure(c: Campaign) -> Any:
     labels, width = [], 0.38
     for i, ((lv, ccv), sub) in enumerate(df.groupby([loss, cc], sort=True)):
         for f in (0, 1):
-            ax.bar(i + (f - 0.5) * width, sub[f"rate_{f}"].mean() * MBPS, width, color=f"C{f}", label=f"flow {f}" if i == 0 else None)
-        ax.text(i, max(sub["rate_0"].mean(), sub["rate_1"].mean()) * MBPS * 1.02, f"J={sub['jain_index'].mean():.3f}",
-                ha="center", fontsize=8)  # fmt: skip
+            ax.bar(
+                i + (f - 0.5) * width,
+                sub[f"rate_{f}"].mean() * MBPS,
+                width,
+                color=f"C{f}",
+                label=f"flow {f}" if i == 0 else None,
+            )
+        ax.text(
+            i,
+            max(sub["rate_0"].mean(), sub["rate_1"].mean()) * MBPS * 1.02,
+            f"J={sub['jain_index'].mean():.3f}",
+            ha="center",
+            fontsize=8,
+        )
         labels.append(f"{ccv}\nloss {lv:g}")
     ax.set_xticks(range(len(labels)), labels)
     ax.set_ylabel("throughput (Mbit/s)")
@@ -92,16 +116,25 @@ def e2_figure(c: Campaign) -> Any:
 def e2_check(c: Campaign) -> Check:
     df = per_run(c)
     js = {cc: float(sub["jain_index"].mean()) for cc, sub in df.groupby(_cc(df))}
-    return Check(all(j >= 0.9 for j in js.values()), "mean Jain's index " + ", ".join(f"{k} {v:.3f}" for k, v in js.items()))
+    return Check(
+        all(j >= 0.9 for j in js.values()), "mean Jain's index " + ", ".join(f"{k} {v:.3f}" for k, v in js.items())
+    )
 
 
 def e3_figure(c: Campaign) -> Any:
     df = per_run(c)
     loss, cc = column(df, "topology.bottleneck.loss"), _cc(df)
     fig, axes = new_figure(2, width=4.5, sharey=False)
-    for ax, col, label, scale in ((axes[0], "rate_0", "throughput (kbit/s)", 1e-3), (axes[1], "cwnd_0", "mean cwnd (packets)", 1.0)):
+    for ax, col, label, scale in (
+        (axes[0], "rate_0", "throughput (kbit/s)", 1e-3),
+        (axes[1], "cwnd_0", "mean cwnd (packets)", 1.0),
+    ):
         groups = list(df.groupby([cc, loss], sort=True))
-        ax.bar(range(len(groups)), [sub[col].mean() * scale for _, sub in groups], color=[f"C{i // 2}" for i in range(len(groups))])
+        ax.bar(
+            range(len(groups)),
+            [sub[col].mean() * scale for _, sub in groups],
+            color=[f"C{i // 2}" for i in range(len(groups))],
+        )
         ax.set_xticks(range(len(groups)), [f"{k[0]}\nloss {k[1]:g}" for k, _ in groups])
         ax.set_ylabel(label)
     axes[0].axhline(735, color="k", lw=0.8, ls="--")
@@ -119,21 +152,43 @@ def e3_check(c: Campaign) -> Check:
     return Check(
         err < 0.05 and max(cwnd.values()) <= 20,
         f"goodput within {100 * err:.1f} % of 735 kbit/s; largest mean cwnd "
-        + ", ".join(f"{k} {v:.0f}" for k, v in cwnd.items()) + " packets",
+        + ", ".join(f"{k} {v:.0f}" for k, v in cwnd.items())
+        + " packets",
     )
 
 
 E_SERIES = [
-    Preset("E1", "CUBIC and BBR under random loss", LIN, "lin-2024/e1-random-loss.toml",
-           "CUBIC collapses at 0.1 % random loss (20.5 Mbit/s, 4 % of BBR's 540), BBR barely moves",
-           e1_figure, e1_check, quick={"duration": "15s", "sweep.repeat": 1, "sweep.topology.bottleneck.loss": [0.0001, 0.001]}),
-    Preset("E2", "Two flows of the same algorithm", LIN, "lin-2024/e2-two-flows.toml",
-           "two flows of the same algorithm share the link fairly (CUBIC with CUBIC, BBR with BBR)",
-           e2_figure, e2_check, quick={"duration": "15s", "sweep.repeat": 1}),
-    Preset("E3", "An application-limited 735 kbit/s stream", LIN, "lin-2024/e3-video-stream.toml",
-           "neither algorithm changes the stream's throughput; cwnd stays small",
-           e3_figure, e3_check, quick={"duration": "10s", "sweep.repeat": 1}),
-]  # fmt: skip
+    Preset(
+        "E1",
+        "CUBIC and BBR under random loss",
+        LIN,
+        "lin-2024/e1-random-loss.toml",
+        "CUBIC collapses at 0.1 % random loss (20.5 Mbit/s, 4 % of BBR's 540), BBR barely moves",
+        e1_figure,
+        e1_check,
+        quick={"duration": "15s", "sweep.repeat": 1, "sweep.topology.bottleneck.loss": [0.0001, 0.001]},
+    ),
+    Preset(
+        "E2",
+        "Two flows of the same algorithm",
+        LIN,
+        "lin-2024/e2-two-flows.toml",
+        "two flows of the same algorithm share the link fairly (CUBIC with CUBIC, BBR with BBR)",
+        e2_figure,
+        e2_check,
+        quick={"duration": "15s", "sweep.repeat": 1},
+    ),
+    Preset(
+        "E3",
+        "An application-limited 735 kbit/s stream",
+        LIN,
+        "lin-2024/e3-video-stream.toml",
+        "neither algorithm changes the stream's throughput; cwnd stays small",
+        e3_figure,
+        e3_check,
+        quick={"duration": "10s", "sweep.repeat": 1},
+    ),
+]
 
 
 # ---------------------------------------------------------------- B: Leith, Shorten and McCullagh 2007
@@ -148,9 +203,17 @@ def _percent_bdp(df: pd.DataFrame) -> pd.DataFrame:
 def b1_figure(c: Campaign) -> Any:
     df = _percent_bdp(c.runs[c.runs["status"] == "ok"])
     rate = column(df, "topology.bottleneck.rate")
-    return curves(df, "buffer_pct", "utilization", _cc(df), panels=rate, xlabel="buffer (% of BDP)",
-                  ylabel="utilisation (mean over RTTs and loads)", logx=True,
-                  panel_title=lambda v: f"{v / 1e6:g} Mbit/s")  # fmt: skip
+    return curves(
+        df,
+        "buffer_pct",
+        "utilization",
+        _cc(df),
+        panels=rate,
+        xlabel="buffer (% of BDP)",
+        ylabel="utilisation (mean over RTTs and loads)",
+        logx=True,
+        panel_title=lambda v: f"{v / 1e6:g} Mbit/s",
+    )
 
 
 def _fc_label(v: Any) -> str:
@@ -174,8 +237,11 @@ def _ensemble_panels(c: Campaign, key: str, label: Any) -> list[tuple[str, pd.Da
 
 
 def b2_figure(c: Campaign) -> Any:
-    return traces(_ensemble_panels(c, "flows[0].params.fast_convergence", _fc_label),
-                  ylabel="throughput (Mbit/s), mean of runs, 95 % band", band=True)  # fmt: skip
+    return traces(
+        _ensemble_panels(c, "flows[0].params.fast_convergence", _fc_label),
+        ylabel="throughput (Mbit/s), mean of runs, 95 % band",
+        band=True,
+    )
 
 
 def b2_check(c: Campaign) -> Check:
@@ -211,8 +277,10 @@ def _window_spread(c: Campaign, t_from: float, window_s: float) -> pd.DataFrame:
 
 
 def b3_figure(c: Campaign) -> Any:
-    return traces(_first_repeat_traces(c, lambda row: f"3 CUBIC flows, repeat 0 (seed {row['seed']})"),
-                  ylabel="throughput (Mbit/s), 1 s intervals")  # fmt: skip
+    return traces(
+        _first_repeat_traces(c, lambda row: f"3 CUBIC flows, repeat 0 (seed {row['seed']})"),
+        ylabel="throughput (Mbit/s), 1 s intervals",
+    )
 
 
 def b3_check(c: Campaign) -> Check:
@@ -235,9 +303,7 @@ def b4_values(c: Campaign) -> pd.DataFrame:
 
 def b4_figure(c: Campaign) -> Any:
     df = b4_values(c)
-    df["x"] = 0
-    return curves(df, _cc(df), "cov", None, xlabel="algorithm",
-                  ylabel="CoV of throughput (10 s windows)") if False else _bars(df, _cc(df), "cov", "coefficient of variation (10 s windows)")  # fmt: skip
+    return _bars(df, _cc(df), "cov", "coefficient of variation of throughput (10 s windows)")
 
 
 def _bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) -> Any:
@@ -247,8 +313,13 @@ def _bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0)
     ax = axes[0]
     groups = list(df.groupby(key, sort=False))
     stats = [mean_ci([v * scale for v in sub[col].tolist()]) for _, sub in groups]
-    ax.bar(range(len(groups)), [m for m, _, _ in stats], yerr=[0 if ci != ci else ci for _, ci, _ in stats],
-           capsize=4, color=[f"C{i}" for i in range(len(groups))])  # fmt: skip
+    ax.bar(
+        range(len(groups)),
+        [m for m, _, _ in stats],
+        yerr=[0 if math.isnan(ci) else ci for _, ci, _ in stats],
+        capsize=4,
+        color=[f"C{i}" for i in range(len(groups))],
+    )
     ax.set_xticks(range(len(groups)), [str(k) for k, _ in groups])
     ax.set_ylabel(ylabel)
     fig.tight_layout()
@@ -258,20 +329,34 @@ def _bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0)
 def b4_check(c: Campaign) -> Check:
     df = b4_values(c)
     cv = {k: float(sub["cov"].mean()) for k, sub in df.groupby(_cc(df))}
-    return Check(cv["cubic"] > cv["htcp"], f"mean CoV over 10 s windows: CUBIC {cv['cubic']:.3f}, H-TCP {cv['htcp']:.3f}")
+    return Check(
+        cv["cubic"] > cv["htcp"], f"mean CoV over 10 s windows: CUBIC {cv['cubic']:.3f}, H-TCP {cv['htcp']:.3f}"
+    )
 
 
 def b5_figure(c: Campaign) -> Any:
     df = _percent_bdp(c.runs[c.runs["status"] == "ok"])
-    return curves(df, "buffer_pct", "utilization_second_half", _cc(df), panels=column(df, "topology.bottleneck.rate"),
-                  xlabel="buffer (% of BDP)", ylabel="link utilisation", logx=True, ylim=(0, 1.05),
-                  panel_title=lambda v: f"{v / 1e6:g} Mbit/s, RTT 100 ms")  # fmt: skip
+    return curves(
+        df,
+        "buffer_pct",
+        "utilization_second_half",
+        _cc(df),
+        panels=column(df, "topology.bottleneck.rate"),
+        xlabel="buffer (% of BDP)",
+        ylabel="link utilisation",
+        logx=True,
+        ylim=(0, 1.05),
+        panel_title=lambda v: f"{v / 1e6:g} Mbit/s, RTT 100 ms",
+    )
 
 
 def _util_by_buffer(c: Campaign, cc: str, rate_bps: float) -> dict[float, float]:
     df = c.runs[c.runs["status"] == "ok"]
     sel = df[(df[column(df, "flows[0].cc")] == cc) & (df[column(df, "topology.bottleneck.rate")] == rate_bps)]
-    return {float(b): float(sub["utilization_second_half"].mean()) for b, sub in sel.groupby(column(df, "topology.bottleneck.buffer"))}
+    return {
+        float(b): float(sub["utilization_second_half"].mean())
+        for b, sub in sel.groupby(column(df, "topology.bottleneck.buffer"))
+    }
 
 
 def b5_check(c: Campaign) -> Check:
@@ -279,12 +364,20 @@ def b5_check(c: Campaign) -> Check:
     smallest's by at least 5 points, and never falls by more than 2 points from one buffer to the next."""
     u = _util_by_buffer(c, "cubic", 250e6)
     vals = [u[b] for b in sorted(u)]
-    rises = vals[-1] - vals[0] >= 0.05 and all(b >= a - 0.02 for a, b in zip(vals, vals[1:], strict=False))
+    rises = vals[-1] - vals[0] >= 0.05 and all(b >= a - 0.02 for a, b in itertools.pairwise(vals))
     small = [v for b, v in u.items() if b < 0.3]
-    caveat = (f"no fall to about 50 %: at most {1 - min(small):.0%} below full utilisation under 30 % of the BDP"
-              if small and min(small) > 0.6 else "")  # fmt: skip
-    return Check(rises, "CUBIC at 250 Mbit/s: " + ", ".join(f"{100 * b:g} % BDP → {v:.2f}" for b, v in sorted(u.items()))
-                 + " (paper: about 0.5 below 30 % BDP)", caveat)  # fmt: skip
+    caveat = (
+        f"no fall to about 50 %: at most {1 - min(small):.0%} below full utilisation under 30 % of the BDP"
+        if small and min(small) > 0.6
+        else ""
+    )
+    return Check(
+        rises,
+        "CUBIC at 250 Mbit/s: "
+        + ", ".join(f"{100 * b:g} % BDP → {v:.2f}" for b, v in sorted(u.items()))
+        + " (paper: about 0.5 below 30 % BDP)",
+        caveat,
+    )
 
 
 def _rtt_ratio_table(c: Campaign, t_from: float) -> pd.DataFrame:
@@ -324,8 +417,9 @@ def b6_table(c: Campaign) -> pd.DataFrame:
 
 def b6_figure(c: Campaign) -> Any:
     df = b6_table(c)
-    return _rtt_ratio_figure(df, column(df, "topology.bottleneck.buffer"), _cc(df),
-                             "throughput 16 ms flow / 160 ms flow (second half)")  # fmt: skip
+    return _rtt_ratio_figure(
+        df, column(df, "topology.bottleneck.buffer"), _cc(df), "throughput 16 ms flow / 160 ms flow (second half)"
+    )
 
 
 def b6_check(c: Campaign) -> Check:
@@ -348,9 +442,19 @@ def b6_check(c: Campaign) -> Check:
 def b7_figure(c: Campaign) -> Any:
     df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
     df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
-    return curves(df, column(df, "topology.bottleneck.rate"), "tcp_share", _cc(df), panels=column(df, "topology.rtt"),
-                  xlabel="bottleneck (Mbit/s)", ylabel="standard TCP's share (0.5 = fair)", scale_x=MBPS, logx=True,
-                  ylim=(0, 0.6), panel_title=lambda v: f"RTT {v * 1e3:g} ms")  # fmt: skip
+    return curves(
+        df,
+        column(df, "topology.bottleneck.rate"),
+        "tcp_share",
+        _cc(df),
+        panels=column(df, "topology.rtt"),
+        xlabel="bottleneck (Mbit/s)",
+        ylabel="standard TCP's share (0.5 = fair)",
+        scale_x=MBPS,
+        logx=True,
+        ylim=(0, 0.6),
+        panel_title=lambda v: f"RTT {v * 1e3:g} ms",
+    )
 
 
 def b7_check(c: Campaign) -> Check:
@@ -372,33 +476,92 @@ def b7_check(c: Campaign) -> Check:
 
 
 B_SERIES = [
-    Preset("B1", "The test grid (standard TCP measured at every point)", LEITH, "leith-2007/b1-grid.toml",
-           "the grid itself: every algorithm's utilisation and fairness across bandwidth, RTT, buffer and load, "
-           "with standard TCP as the reference",
-           b1_figure, None, quick={"duration": "30s", "sweep.topology.bottleneck.rate": ["10Mbps", "250Mbps"],
-                                   "sweep.topology.rtt": ["100ms"], "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.2bdp", "1bdp"],
-                                   "sweep.background.web[0].sessions": [50], "sweep.background.web[0].sizes.mean": ["10pkts"]}),
-    Preset("B2", "Convergence of two CUBIC flows, with and without fast convergence", LEITH, "leith-2007/b2-convergence.toml",
-           "the second CUBIC flow takes a long time to reach the first's rate; fast convergence speeds this up",
-           b2_figure, b2_check, quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 3}),
-    Preset("B3", "Prolonged unfairness between three CUBIC flows", LEITH, "leith-2007/b3-prolonged-unfairness.toml",
-           "with on-off background traffic, CUBIC flows hold unequal shares for hundreds of seconds",
-           b3_figure, b3_check, quick={"duration": "150s", "sweep.repeat": 2}, expected=False),
-    Preset("B4", "The cost of missing a drop: CUBIC and H-TCP", LEITH, "leith-2007/b4-missed-drop.toml",
-           "CUBIC's throughput varies more than H-TCP's (a flow that misses a drop stays ahead for long)",
-           b4_figure, b4_check, quick={"duration": "300s", "sweep.repeat": 2}),
-    Preset("B5", "Link utilisation against buffer size", LEITH, "leith-2007/b5-utilisation-vs-buffer.toml",
-           "at 250 Mbit/s CUBIC's utilisation falls to about 50 % below 30 % of the BDP, and rises with the buffer",
-           b5_figure, b5_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.flows[0].cc": ["cubic"],
-                                       "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp", "1bdp"]}),
-    Preset("B6", "RTT unfairness depends on the start order", LEITH, "leith-2007/b6-rtt-unfairness.toml",
-           "the throughput split between a 16 ms and a 160 ms flow depends on which started first",
-           b6_figure, b6_check, quick={"duration": "120s"}, expected=False),
-    Preset("B7", "Friendliness to one standard TCP flow", LEITH, "leith-2007/b7-friendliness.toml",
-           "one new-protocol flow against one standard TCP flow: how much standard TCP keeps",
-           b7_figure, b7_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.flows[0].cc": ["cubic", "scalable"]}),
-]  # fmt: skip
-
+    Preset(
+        "B1",
+        "The test grid (standard TCP measured at every point)",
+        LEITH,
+        "leith-2007/b1-grid.toml",
+        "the grid itself: every algorithm's utilisation and fairness across bandwidth, RTT, buffer and load, "
+        "with standard TCP as the reference",
+        b1_figure,
+        None,
+        quick={
+            "duration": "30s",
+            "sweep.topology.bottleneck.rate": ["10Mbps", "250Mbps"],
+            "sweep.topology.rtt": ["100ms"],
+            "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.2bdp", "1bdp"],
+            "sweep.background.web[0].sessions": [50],
+            "sweep.background.web[0].sizes.mean": ["10pkts"],
+        },
+    ),
+    Preset(
+        "B2",
+        "Convergence of two CUBIC flows, with and without fast convergence",
+        LEITH,
+        "leith-2007/b2-convergence.toml",
+        "the second CUBIC flow takes a long time to reach the first's rate; fast convergence speeds this up",
+        b2_figure,
+        b2_check,
+        quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 3},
+    ),
+    Preset(
+        "B3",
+        "Prolonged unfairness between three CUBIC flows",
+        LEITH,
+        "leith-2007/b3-prolonged-unfairness.toml",
+        "with on-off background traffic, CUBIC flows hold unequal shares for hundreds of seconds",
+        b3_figure,
+        b3_check,
+        quick={"duration": "150s", "sweep.repeat": 2},
+        expected=False,
+    ),
+    Preset(
+        "B4",
+        "The cost of missing a drop: CUBIC and H-TCP",
+        LEITH,
+        "leith-2007/b4-missed-drop.toml",
+        "CUBIC's throughput varies more than H-TCP's (a flow that misses a drop stays ahead for long)",
+        b4_figure,
+        b4_check,
+        quick={"duration": "300s", "sweep.repeat": 2},
+    ),
+    Preset(
+        "B5",
+        "Link utilisation against buffer size",
+        LEITH,
+        "leith-2007/b5-utilisation-vs-buffer.toml",
+        "at 250 Mbit/s CUBIC's utilisation falls to about 50 % below 30 % of the BDP, and rises with the buffer",
+        b5_figure,
+        b5_check,
+        quick={
+            "duration": "60s",
+            "sweep.repeat": 1,
+            "sweep.flows[0].cc": ["cubic"],
+            "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp", "1bdp"],
+        },
+    ),
+    Preset(
+        "B6",
+        "RTT unfairness depends on the start order",
+        LEITH,
+        "leith-2007/b6-rtt-unfairness.toml",
+        "the throughput split between a 16 ms and a 160 ms flow depends on which started first",
+        b6_figure,
+        b6_check,
+        quick={"duration": "120s"},
+        expected=False,
+    ),
+    Preset(
+        "B7",
+        "Friendliness to one standard TCP flow",
+        LEITH,
+        "leith-2007/b7-friendliness.toml",
+        "one new-protocol flow against one standard TCP flow: how much standard TCP keeps",
+        b7_figure,
+        b7_check,
+        quick={"duration": "60s", "sweep.repeat": 1, "sweep.flows[0].cc": ["cubic", "scalable"]},
+    ),
+]
 
 
 # ---------------------------------------------------------------- A: Rhee and Xu 2005
@@ -412,9 +575,19 @@ def _tcp_share(c: Campaign) -> pd.DataFrame:
 
 def a1_figure(c: Campaign) -> Any:
     df = _tcp_share(c)
-    return curves(df, column(df, "topology.bottleneck.rate"), "tcp_share", _cc(df), panels=column(df, "topology.rtt"),
-                  xlabel="bottleneck (Mbit/s)", ylabel="standard TCP's share of throughput", scale_x=MBPS, logx=True,
-                  ylim=(0, 0.6), panel_title=lambda v: f"RTT {v * 1e3:g} ms")  # fmt: skip
+    return curves(
+        df,
+        column(df, "topology.bottleneck.rate"),
+        "tcp_share",
+        _cc(df),
+        panels=column(df, "topology.rtt"),
+        xlabel="bottleneck (Mbit/s)",
+        ylabel="standard TCP's share of throughput",
+        scale_x=MBPS,
+        logx=True,
+        ylim=(0, 0.6),
+        panel_title=lambda v: f"RTT {v * 1e3:g} ms",
+    )
 
 
 def _friendlier(df: pd.DataFrame, keys: list[str], a: str, b: str) -> tuple[bool, list[str]]:
@@ -439,11 +612,22 @@ def a1_check(c: Campaign) -> Check:
     low = df[(df[rate] == df[rate].min()) & (df[rtt] == df[rtt].min()) & (df[_cc(df)] == "cubic")]["tcp_share"].mean()
     far = df[df[rtt] == df[rtt].max()].groupby(_cc(df))["tcp_share"].mean()
     kinder = {k: v for k, v in far.items() if k != "cubic" and v > far.get("cubic", 1.0)}
-    caveat = (f"at RTT {df[rtt].max() * 1e3:g} ms standard TCP keeps more against "
-              + ", ".join(f"{k} ({v:.2f})" for k, v in sorted(kinder.items()))
-              + f" than against CUBIC ({far['cubic']:.2f}), averaged over bandwidths") if kinder else ""  # fmt: skip
-    return Check(ok and low >= 0.35, f"standard TCP's share against CUBIC vs Scalable TCP (RTT s/rate bit/s): "
-                 + "; ".join(notes) + f"; against CUBIC at the smallest BDP {low:.2f}", caveat)  # fmt: skip
+    caveat = (
+        (
+            f"at RTT {df[rtt].max() * 1e3:g} ms standard TCP keeps more against "
+            + ", ".join(f"{k} ({v:.2f})" for k, v in sorted(kinder.items()))
+            + f" than against CUBIC ({far['cubic']:.2f}), averaged over bandwidths"
+        )
+        if kinder
+        else ""
+    )
+    return Check(
+        ok and low >= 0.35,
+        "standard TCP's share against CUBIC vs Scalable TCP (RTT s/rate bit/s): "
+        + "; ".join(notes)
+        + f"; against CUBIC at the smallest BDP {low:.2f}",
+        caveat,
+    )
 
 
 def a2_figure(c: Campaign) -> Any:
@@ -453,7 +637,7 @@ def a2_figure(c: Campaign) -> Any:
     rtt, load, cc = column(df, "topology.rtt"), column(df, "background.web[0].load"), _cc(df)
     fig, axes = new_figure(df[cc].nunique(), width=3.6)
     for ax, (ccv, sub) in zip(axes, df.groupby(cc, sort=False), strict=True):
-        for (lv, ls) in zip(sorted(sub[load].unique()), ("-", "--", ":"), strict=False):
+        for lv, ls in zip(sorted(sub[load].unique()), ("-", "--", ":"), strict=False):
             g = sub[sub[load] == lv].groupby(rtt, sort=True)[["hs_util", "tcp_util"]].mean()
             ax.plot(g.index * 1e3, g["hs_util"], ls, color="C0", marker="o", label=f"{ccv}, load {lv:g}")
             ax.plot(g.index * 1e3, g["tcp_util"], ls, color="C1", marker="s", label=f"standard TCP, load {lv:g}")
@@ -484,8 +668,14 @@ def _a3_table(c: Campaign) -> pd.DataFrame:
 
 def a3_figure(c: Campaign) -> Any:
     df = _a3_table(c)
-    fig = curves(df, "rtt_ratio", "ratio", _cc(df), xlabel="RTT ratio (long / 40 ms)",
-                 ylabel="throughput ratio (40 ms flow / long-RTT flow)")  # fmt: skip
+    fig = curves(
+        df,
+        "rtt_ratio",
+        "ratio",
+        _cc(df),
+        xlabel="RTT ratio (long / 40 ms)",
+        ylabel="throughput ratio (40 ms flow / long-RTT flow)",
+    )
     fig.axes[0].set_yscale("log")
     return fig
 
@@ -496,7 +686,11 @@ def a3_check(c: Campaign) -> Check:
     top = df[df["rtt_ratio"] == df["rtt_ratio"].max()]
     r = {k: float(sub["ratio"].mean()) for k, sub in top.groupby(_cc(df))}
     ok = all(r["cubic"] < r[o] for o in ("highspeed", "scalable") if o in r)
-    return Check(ok, f"throughput ratio at RTT ratio {top['rtt_ratio'].max():g}: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(r.items())))
+    return Check(
+        ok,
+        f"throughput ratio at RTT ratio {top['rtt_ratio'].max():g}: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in sorted(r.items())),
+    )
 
 
 def a4_values(c: Campaign) -> pd.DataFrame:
@@ -518,26 +712,72 @@ def a4_check(c: Campaign) -> Check:
 
 
 A_SERIES = [
-    Preset("A1", "TCP-friendliness against bandwidth (simulation)", RHEE_XU, "rhee-xu-2005/a1-friendliness-sim.toml",
-           "CUBIC leaves standard TCP a larger share than the other high-speed protocols, close to fair at small BDP",
-           a1_figure, a1_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.rate": ["20Mbps", "200Mbps"],
-                                       "sweep.flows[0].cc": ["cubic", "scalable"]}),
-    Preset("A2", "TCP-friendliness on the testbed: the utilisation split", RHEE_XU, "rhee-xu-2005/a2-friendliness-testbed.toml",
-           "with CUBIC the standard TCP flow keeps a larger part of the link than with the other high-speed protocols",
-           a2_figure, a2_check, quick={"duration": "60s", "topology.bottleneck.rate": "200Mbps", "sweep.repeat": 1,
-                                       "sweep.topology.rtt": ["10ms", "100ms"], "sweep.background.web[0].load": [0.1],
-                                       "sweep.flows[0].cc": ["cubic", "scalable"]}),
-    Preset("A3", "RTT fairness: 40 ms against 40, 120 and 240 ms", RHEE_XU, "rhee-xu-2005/a3-rtt-fairness.toml",
-           "CUBIC's throughput ratio grows roughly linearly with the RTT ratio, fairer than HSTCP and STCP",
-           a3_figure, a3_check, quick={"duration": "90s", "topology.bottleneck.rate": "200Mbps", "sweep.repeat": 1,
-                                       "sweep.flows[1].rtt": ["40ms", "240ms"],
-                                       "sweep.flows[0].cc": ["cubic", "highspeed", "scalable"],
-                                       "sweep.flows[1].cc": ["cubic", "highspeed", "scalable"]}),
-    Preset("A4", "Stability: coefficient of variation of throughput", RHEE_XU, "rhee-xu-2005/a4-stability.toml",
-           "CUBIC's throughput is more stable (lower coefficient of variation) than BIC's and STCP's",
-           a4_figure, a4_check, quick={"duration": "80s", "topology.bottleneck.rate": "500Mbps", "sweep.repeat": 1,
-                                       "sweep.flows[0].cc": ["cubic", "bic", "scalable"]}, expected=False),
-]  # fmt: skip
+    Preset(
+        "A1",
+        "TCP-friendliness against bandwidth (simulation)",
+        RHEE_XU,
+        "rhee-xu-2005/a1-friendliness-sim.toml",
+        "CUBIC leaves standard TCP a larger share than the other high-speed protocols, close to fair at small BDP",
+        a1_figure,
+        a1_check,
+        quick={
+            "duration": "60s",
+            "sweep.repeat": 1,
+            "sweep.topology.bottleneck.rate": ["20Mbps", "200Mbps"],
+            "sweep.flows[0].cc": ["cubic", "scalable"],
+        },
+    ),
+    Preset(
+        "A2",
+        "TCP-friendliness on the testbed: the utilisation split",
+        RHEE_XU,
+        "rhee-xu-2005/a2-friendliness-testbed.toml",
+        "with CUBIC the standard TCP flow keeps a larger part of the link than with the other high-speed protocols",
+        a2_figure,
+        a2_check,
+        quick={
+            "duration": "60s",
+            "topology.bottleneck.rate": "200Mbps",
+            "sweep.repeat": 1,
+            "sweep.topology.rtt": ["10ms", "100ms"],
+            "sweep.background.web[0].load": [0.1],
+            "sweep.flows[0].cc": ["cubic", "scalable"],
+        },
+    ),
+    Preset(
+        "A3",
+        "RTT fairness: 40 ms against 40, 120 and 240 ms",
+        RHEE_XU,
+        "rhee-xu-2005/a3-rtt-fairness.toml",
+        "CUBIC's throughput ratio grows roughly linearly with the RTT ratio, fairer than HSTCP and STCP",
+        a3_figure,
+        a3_check,
+        quick={
+            "duration": "90s",
+            "topology.bottleneck.rate": "200Mbps",
+            "sweep.repeat": 1,
+            "sweep.flows[1].rtt": ["40ms", "240ms"],
+            "sweep.flows[0].cc": ["cubic", "highspeed", "scalable"],
+            "sweep.flows[1].cc": ["cubic", "highspeed", "scalable"],
+        },
+    ),
+    Preset(
+        "A4",
+        "Stability: coefficient of variation of throughput",
+        RHEE_XU,
+        "rhee-xu-2005/a4-stability.toml",
+        "CUBIC's throughput is more stable (lower coefficient of variation) than BIC's and STCP's",
+        a4_figure,
+        a4_check,
+        quick={
+            "duration": "80s",
+            "topology.bottleneck.rate": "500Mbps",
+            "sweep.repeat": 1,
+            "sweep.flows[0].cc": ["cubic", "bic", "scalable"],
+        },
+        expected=False,
+    ),
+]
 
 
 # ---------------------------------------------------------------- C: Rhee 2007
@@ -549,8 +789,11 @@ def c1_check(c: Campaign) -> Check:
     dur = float(c.runs["duration_s"].iloc[0])
     r = _late_over_early(c, t_from=dur * 0.75)
     without = f", {r[False][0]:.2f} without" if False in r else ""
-    return Check(r[True][0] >= 0.7, f"late/early flow throughput over the last quarter: {r[True][0]:.2f} with fast "
-                 f"convergence{without} ({r[True][1]} runs each)")  # fmt: skip
+    return Check(
+        r[True][0] >= 0.7,
+        f"late/early flow throughput over the last quarter: {r[True][0]:.2f} with fast "
+        f"convergence{without} ({r[True][1]} runs each)",
+    )
 
 
 def c2_figure(c: Campaign) -> Any:
@@ -580,15 +823,25 @@ def c2_check(c: Campaign) -> Check:
     rc = (df["cwnd_1"] / df["cwnd_0"]).tolist()
     rr = (df["rate_1"] / df["rate_0"]).tolist()
     agree = sum(1 for a, b in zip(rc, rr, strict=True) if abs(1 - b) < 0.1 and abs(1 - a) > 0.1)
-    return Check(agree * 2 > len(rc), "late/early ratio of mean cwnd vs of mean rate per run: "
-                 + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in zip(rc, rr, strict=True)))  # fmt: skip
+    return Check(
+        agree * 2 > len(rc),
+        "late/early ratio of mean cwnd vs of mean rate per run: "
+        + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in zip(rc, rr, strict=True)),
+    )
 
 
 def c3_figure(c: Campaign) -> Any:
     df = _percent_bdp(per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2))
     df["long_lived"] = (df["rate_0"] + df["rate_1"]) / df["bottleneck.rate_bps"]
-    fig = curves(df, "buffer_pct", "utilization_second_half", _cc(df), xlabel="buffer (% of BDP)",
-                 ylabel="link utilisation (dashed: long-lived flows only)", ylim=(0, 1.05))  # fmt: skip
+    fig = curves(
+        df,
+        "buffer_pct",
+        "utilization_second_half",
+        _cc(df),
+        xlabel="buffer (% of BDP)",
+        ylabel="link utilisation (dashed: long-lived flows only)",
+        ylim=(0, 1.05),
+    )
     ax = fig.axes[0]
     for i, (_, sub) in enumerate(df.groupby(_cc(df), sort=False)):
         g = sub.groupby("buffer_pct")["long_lived"].mean()
@@ -601,13 +854,16 @@ def c3_check(c: Campaign) -> Check:
     df = c.runs[c.runs["status"] == "ok"]
     buf = column(df, "topology.bottleneck.buffer")
     u = {float(b): float(sub["utilization_second_half"].mean()) for b, sub in df[df[_cc(df)] == "cubic"].groupby(buf)}
-    return Check(min(u.values()) >= 0.8, "CUBIC: " + ", ".join(f"{100 * b:g} % BDP → {v:.2f}" for b, v in sorted(u.items())))
+    return Check(
+        min(u.values()) >= 0.8, "CUBIC: " + ", ".join(f"{100 * b:g} % BDP → {v:.2f}" for b, v in sorted(u.items()))
+    )
 
 
 def c4_figure(c: Campaign) -> Any:
     df = b6_table(c)
-    return _rtt_ratio_figure(df, column(df, "topology.bottleneck.buffer"), _cc(df),
-                             "throughput 16 ms flow / 162 ms NewReno flow")  # fmt: skip
+    return _rtt_ratio_figure(
+        df, column(df, "topology.bottleneck.buffer"), _cc(df), "throughput 16 ms flow / 162 ms NewReno flow"
+    )
 
 
 def c4_check(c: Campaign) -> Check:
@@ -625,23 +881,59 @@ def c4_check(c: Campaign) -> Check:
 
 
 C_SERIES = [
-    Preset("C1", "Convergence with SURGE background traffic", RHEE, "rhee-2007/c1-convergence-surge.toml",
-           "with realistic multiplexing two CUBIC flows converge to a fair share",
-           b2_figure, c1_check, quick={"duration": "250s", "flows[1].start": "50s", "sweep.repeat": 2,
-                                        "sweep.flows[0].params.fast_convergence": [True],
-                                        "sweep.flows[1].params.fast_convergence": [True]}),
-    Preset("C2", "cwnd and rate at the router, side by side", RHEE, "rhee-2007/c2-cwnd-vs-rate.toml",
-           "with a large buffer the flows' cwnds can differ while their rates at the router do not",
-           c2_figure, c2_check, quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 2}, expected=False),
-    Preset("C3", "Small-buffer utilisation at 250 Mbit/s with background traffic", RHEE,
-           "rhee-2007/c3-small-buffer-utilisation.toml",
-           "CUBIC's utilisation at small buffers stays high (no fall to about 50 %)",
-           c3_figure, c3_check, quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp"]},
-           expected=False),
-    Preset("C4", "RTT fairness at a tiny BDP (13 KB and 26 KB buffers)", RHEE, "rhee-2007/c4-rtt-fairness-tiny-bdp.toml",
-           "CUBIC at 16 ms is no less fair to a 162 ms NewReno flow than NewReno is",
-           c4_figure, c4_check, quick={"duration": "120s"}),
-]  # fmt: skip
+    Preset(
+        "C1",
+        "Convergence with SURGE background traffic",
+        RHEE,
+        "rhee-2007/c1-convergence-surge.toml",
+        "with realistic multiplexing two CUBIC flows converge to a fair share",
+        b2_figure,
+        c1_check,
+        quick={
+            "duration": "250s",
+            "flows[1].start": "50s",
+            "sweep.repeat": 2,
+            "sweep.flows[0].params.fast_convergence": [True],
+            "sweep.flows[1].params.fast_convergence": [True],
+        },
+    ),
+    Preset(
+        "C2",
+        "cwnd and rate at the router, side by side",
+        RHEE,
+        "rhee-2007/c2-cwnd-vs-rate.toml",
+        "with a large buffer the flows' cwnds can differ while their rates at the router do not",
+        c2_figure,
+        c2_check,
+        quick={"duration": "120s", "flows[1].start": "30s", "sweep.repeat": 2},
+        expected=False,
+    ),
+    Preset(
+        "C3",
+        "Small-buffer utilisation at 250 Mbit/s with background traffic",
+        RHEE,
+        "rhee-2007/c3-small-buffer-utilisation.toml",
+        "CUBIC's utilisation at small buffers stays high (no fall to about 50 %)",
+        c3_figure,
+        c3_check,
+        quick={
+            "duration": "60s",
+            "sweep.repeat": 1,
+            "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "0.3bdp"],
+        },
+        expected=False,
+    ),
+    Preset(
+        "C4",
+        "RTT fairness at a tiny BDP (13 KB and 26 KB buffers)",
+        RHEE,
+        "rhee-2007/c4-rtt-fairness-tiny-bdp.toml",
+        "CUBIC at 16 ms is no less fair to a 162 ms NewReno flow than NewReno is",
+        c4_figure,
+        c4_check,
+        quick={"duration": "120s"},
+    ),
+]
 
 
 # ---------------------------------------------------------------- D: Lee and Chuvpilo 2002
@@ -649,7 +941,11 @@ C_SERIES = [
 
 def _algo(df: pd.DataFrame) -> list[str]:
     """Algorithm and queue as one label: "highspeed/droptail", "xcp/xcp"."""
-    q = column(df, "topology.bottleneck.qdisc") if any(c.startswith("topology.bottleneck.qdisc") for c in df.columns) else None
+    q = (
+        column(df, "topology.bottleneck.qdisc")
+        if any(c.startswith("topology.bottleneck.qdisc") for c in df.columns)
+        else None
+    )
     cc = _cc(df)
     return [f"{a}/{b}" if q else str(a) for a, b in zip(df[cc], df[q] if q else df[cc], strict=True)]
 
@@ -663,8 +959,10 @@ def d1_figure(c: Campaign) -> Any:
     df["algorithm"] = _algo(df)
     rate, rtt = column(df, "topology.bottleneck.rate"), column(df, "topology.rtt")
     fig, axes = new_figure(2, width=5)
-    cuts = ((axes[0], df[df[rtt] == 0.1], rate, MBPS, "bottleneck (Mbit/s), RTT 100 ms"),
-            (axes[1], df[df[rate] == 200e6], rtt, 1e3, "RTT (ms), 200 Mbit/s"))  # fmt: skip
+    cuts = (
+        (axes[0], df[df[rtt] == 0.1], rate, MBPS, "bottleneck (Mbit/s), RTT 100 ms"),
+        (axes[1], df[df[rate] == 200e6], rtt, 1e3, "RTT (ms), 200 Mbit/s"),
+    )
     for ax, sub, x, scale, label in cuts:
         for i, (a, s) in enumerate(sub.groupby("algorithm", sort=False)):
             g = s.groupby(x)["utilization_second_half"].mean()
@@ -684,14 +982,24 @@ def d1_check(c: Campaign) -> Check:
     df = _ok_runs(c)
     cc = _cc(df)
     u = {a: float(s["utilization_second_half"].min()) for a, s in df.groupby(cc)}
-    return Check(u.get("xcp", 0) >= 0.95 and u.get("xcp", 0) >= u.get("reno", 1), "lowest utilisation over the grid: "
-                 + ", ".join(f"{k} {v:.2f}" for k, v in sorted(u.items())))  # fmt: skip
+    return Check(
+        u.get("xcp", 0) >= 0.95 and u.get("xcp", 0) >= u.get("reno", 1),
+        "lowest utilisation over the grid: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(u.items())),
+    )
 
 
 def d2_figure(c: Campaign) -> Any:
     df = _ok_runs(c)
-    return curves(df, column(df, "flows[0].count"), "jain_index", _cc(df), xlabel="number of flows",
-                  ylabel="Jain's fairness index", logx=True, ylim=(0, 1.05))  # fmt: skip
+    return curves(
+        df,
+        column(df, "flows[0].count"),
+        "jain_index",
+        _cc(df),
+        xlabel="number of flows",
+        ylabel="Jain's fairness index",
+        logx=True,
+        ylim=(0, 1.05),
+    )
 
 
 def d2_check(c: Campaign) -> Check:
@@ -700,7 +1008,9 @@ def d2_check(c: Campaign) -> Check:
     n, cc = column(df, "flows[0].count"), _cc(df)
     j = {(a, k): float(s["jain_index"].mean()) for (a, k), s in df.groupby([cc, n])}
     xcp = [v for (a, _), v in j.items() if a == "xcp"]
-    ok = bool(xcp) and min(xcp) >= 0.95 and all(j[("xcp", k)] >= j[("highspeed", k)] for (a, k) in j if a == "highspeed")
+    ok = (
+        bool(xcp) and min(xcp) >= 0.95 and all(j[("xcp", k)] >= j[("highspeed", k)] for (a, k) in j if a == "highspeed")
+    )
     return Check(ok, "Jain's index: " + "; ".join(f"{a} n={k}: {v:.2f}" for (a, k), v in sorted(j.items())))
 
 
@@ -717,8 +1027,13 @@ def d3_figure(c: Campaign) -> Any:
     ax = axes[0]
     pairs = ["HSTCP + TCP", "TCP + TCP"]
     for f, name in ((0, "flow 0 (HSTCP, or TCP in the baseline)"), (1, "flow 1 (TCP)")):
-        ax.bar([i + (f - 0.5) * 0.38 for i in range(2)], [df[df["pair"] == p][f"rate_{f}"].mean() * MBPS for p in pairs], 0.38,
-               color=f"C{f}", label=name)  # fmt: skip
+        ax.bar(
+            [i + (f - 0.5) * 0.38 for i in range(2)],
+            [df[df["pair"] == p][f"rate_{f}"].mean() * MBPS for p in pairs],
+            0.38,
+            color=f"C{f}",
+            label=name,
+        )
     ax.set_xticks(range(2), pairs)
     ax.set_ylabel("throughput (Mbit/s), second half")
     ax.legend(fontsize=8)
@@ -735,7 +1050,9 @@ def d3_check(c: Campaign) -> Check:
     return Check(hs < 0.4 and 0.35 <= tcp <= 0.65, f"TCP's share against HighSpeed TCP {hs:.2f}, against TCP {tcp:.2f}")
 
 
-def convergence_rtts(rates: pd.DataFrame, join_s: float, rtt_s: float, window_s: float = 10.0, level: float = 0.95) -> float:
+def convergence_rtts(
+    rates: pd.DataFrame, join_s: float, rtt_s: float, window_s: float = 10.0, level: float = 0.95
+) -> float:
     """Convergence time after a flow joins at ``join_s``, in RTTs: the start of the first
     ``window_s`` window after the join from which Jain's index of the flows' mean rates in every
     window stays at or above ``level`` (Lee and Chuvpilo, 2002, count it in RTTs); with no such
@@ -801,7 +1118,9 @@ def _d5_series(c: Campaign) -> list[tuple[str, pd.DataFrame, float]]:
 def d5_figure(c: Campaign) -> Any:
     fig, axes = new_figure(1, width=6.5)
     for i, (cc, fl, t) in enumerate(_d5_series(c)):
-        axes[0].plot(fl["time_s"] - 100.0, fl["rate_bps"] * MBPS, color=f"C{i}", lw=0.9, label=f"{cc}: 90 % after {t:.0f} RTTs")
+        axes[0].plot(
+            fl["time_s"] - 100.0, fl["rate_bps"] * MBPS, color=f"C{i}", lw=0.9, label=f"{cc}: 90 % after {t:.0f} RTTs"
+        )
     axes[0].set_xlim(-20, None)
     axes[0].set_xlabel("time since the other flow stopped (s)")
     axes[0].set_ylabel("remaining flow's rate (Mbit/s)")
@@ -814,7 +1133,9 @@ def d5_check(c: Campaign) -> Check:
     """XCP reaches 90 % of the link in less than a fifth of the RTTs HighSpeed TCP and TCP need."""
     t = {cc: v for cc, _, v in _d5_series(c)}
     ok = "xcp" in t and all(t["xcp"] < 0.2 * t[o] for o in ("highspeed", "reno") if o in t)
-    return Check(ok, "time to 90 % of the link after the stop: " + ", ".join(f"{k} {v:.0f} RTTs" for k, v in sorted(t.items())))
+    return Check(
+        ok, "time to 90 % of the link after the stop: " + ", ".join(f"{k} {v:.0f} RTTs" for k, v in sorted(t.items()))
+    )
 
 
 def d6_figure(c: Campaign) -> Any:
@@ -822,7 +1143,10 @@ def d6_figure(c: Campaign) -> Any:
     df["algorithm"] = _algo(df)
     buf = column(df, "topology.bottleneck.buffer")
     fig, axes = new_figure(2, width=5, sharey=False)
-    for ax, col, label in ((axes[0], "utilization_second_half", "utilisation"), (axes[1], "jain_index", "Jain's index")):
+    for ax, col, label in (
+        (axes[0], "utilization_second_half", "utilisation"),
+        (axes[1], "jain_index", "Jain's index"),
+    ):
         for i, (a, s) in enumerate(df.groupby("algorithm", sort=False)):
             g = s.groupby(buf)[col].mean()
             ax.plot(g.index, g.values, marker="o", color=f"C{i}", label=a)
@@ -836,21 +1160,25 @@ def d6_figure(c: Campaign) -> Any:
 
 
 def d6_check(c: Campaign) -> Check:
-    """At the smallest buffer (0.1 BDP) XCP keeps utilisation at or above 0.9 and at least HighSpeed TCP's under DropTail."""
+    """At the smallest buffer (0.1 BDP) XCP keeps utilisation at or above 0.9 and at least
+    HighSpeed TCP's under DropTail."""
     df = _ok_runs(c)
     df["algorithm"] = _algo(df)
     buf = column(df, "topology.bottleneck.buffer")
     small = df[df[buf] == df[buf].min()]
     u = {a: float(s["utilization_second_half"].mean()) for a, s in small.groupby("algorithm")}
     x, h = u.get("xcp/xcp", 0.0), u.get("highspeed/droptail", 1.0)
-    return Check(x >= 0.9 and x >= h, f"utilisation at {df[buf].min():g} BDP: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(u.items())))
+    return Check(
+        x >= 0.9 and x >= h,
+        f"utilisation at {df[buf].min():g} BDP: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(u.items())),
+    )
 
 
 def _d7_table(c: Campaign) -> pd.DataFrame:
     import pandas as pd
 
     fm = c.query(
-        f"SELECT run_id, flow, any_value(\"group\") AS grp, avg(rate_bps) AS r FROM flows "
+        f'SELECT run_id, flow, any_value("group") AS grp, avg(rate_bps) AS r FROM flows '
         f"WHERE time_s > {float(c.runs['duration_s'].iloc[0]) / 2} GROUP BY run_id, flow"
     )
     fwd = fm[fm["grp"] == 0].groupby("run_id")["r"].agg(["sum", "min", "max"])
@@ -864,7 +1192,10 @@ def d7_figure(c: Campaign) -> Any:
     df = _d7_table(c)
     n, cc = column(df, "flows[1].count"), _cc(df)
     fig, axes = new_figure(2, width=5, sharey=False)
-    for ax, col, label in ((axes[0], "fwd_util", "forward utilisation"), (axes[1], "minmax", "min-max fairness (min / max)")):
+    for ax, col, label in (
+        (axes[0], "fwd_util", "forward utilisation"),
+        (axes[1], "minmax", "min-max fairness (min / max)"),
+    ):
         for i, (a, s) in enumerate(df.groupby(cc, sort=False)):
             g = s.groupby(n)[col].mean()
             ax.plot(g.index, g.values, marker="o", color=f"C{i}", label=str(a))
@@ -878,44 +1209,106 @@ def d7_figure(c: Campaign) -> Any:
 
 
 def d7_check(c: Campaign) -> Check:
-    """With the most reverse flows, XCP's forward utilisation and min-max fairness are at least HighSpeed TCP's and TCP's."""
+    """With the most reverse flows, XCP's forward utilisation and min-max fairness are at least
+    HighSpeed TCP's and TCP's."""
     df = _d7_table(c)
     n, cc = column(df, "flows[1].count"), _cc(df)
     top = df[df[n] == df[n].max()]
     v = {a: (float(s["fwd_util"].mean()), float(s["minmax"].mean())) for a, s in top.groupby(cc)}
     x = v.get("xcp", (0.0, 0.0))
     ok = all(x[0] >= u and x[1] >= m for a, (u, m) in v.items() if a != "xcp")
-    return Check(ok, f"with {df[n].max()} reverse flows, utilisation / min-max: "
-                 + ", ".join(f"{a} {u:.2f} / {m:.2f}" for a, (u, m) in sorted(v.items())))  # fmt: skip
+    return Check(
+        ok,
+        f"with {df[n].max()} reverse flows, utilisation / min-max: "
+        + ", ".join(f"{a} {u:.2f} / {m:.2f}" for a, (u, m) in sorted(v.items())),
+    )
 
 
 _XCP_QUICK = {"sweep.repeat": 1}
 
 D_SERIES = [
-    Preset("D1", "Utilisation against bandwidth and RTT", LEE, "lee-chuvpilo-2002/d1-utilisation.toml",
-           "XCP keeps the link nearly fully used at every bandwidth and RTT; HighSpeed TCP and TCP fall at large BDP",
-           d1_figure, d1_check, needs=("xcp",), quick={**_XCP_QUICK, "duration": "60s", "sweep.topology.bottleneck.rate": ["100Mbps", "200Mbps"],
-                                                       "sweep.topology.rtt": ["50ms", "100ms"]}),
-    Preset("D2", "Jain's index against the number of flows", LEE, "lee-chuvpilo-2002/d2-fairness-vs-flows.toml",
-           "XCP stays fair (Jain's index near 1) for any number of flows, HighSpeed TCP less so",
-           d2_figure, d2_check, needs=("xcp",), quick={**_XCP_QUICK, "duration": "60s", "sweep.flows[0].count": [2, 16]}),
-    Preset("D3", "TCP-friendliness of HighSpeed TCP", LEE, "lee-chuvpilo-2002/d3-friendliness.toml",
-           "one HighSpeed TCP flow takes more than its share from a TCP flow; two TCP flows share fairly",
-           d3_figure, d3_check, quick={"duration": "120s", "sweep.repeat": 2}),
-    Preset("D4", "Convergence after a flow joins at 40 s", LEE, "lee-chuvpilo-2002/d4-convergence.toml",
-           "about 1700 RTTs for HighSpeed TCP and 4000 for TCP to converge, very few for XCP",
-           d4_figure, d4_check, needs=("xcp",), quick={"duration": "200s"}),
-    Preset("D5", "Taking suddenly freed bandwidth", LEE, "lee-chuvpilo-2002/d5-freed-bandwidth.toml",
-           "XCP takes freed bandwidth at once, HighSpeed TCP and TCP slowly",
-           d5_figure, d5_check, needs=("xcp",), quick={"duration": "200s"}),
-    Preset("D6", "Buffer size against utilisation and fairness, DropTail and RED", LEE, "lee-chuvpilo-2002/d6-buffer-size.toml",
-           "XCP keeps high utilisation and fairness down to 0.1 BDP; HighSpeed TCP loses utilisation with small buffers",
-           d6_figure, d6_check, needs=("red", "xcp"), quick={**_XCP_QUICK, "duration": "60s",
-                                                             "sweep.topology.bottleneck.buffer": ["0.1bdp", "1bdp"]}),
-    Preset("D7", "Reverse-direction flows", LEE, "lee-chuvpilo-2002/d7-reverse-traffic.toml",
-           "reverse traffic (ACK compression, synchronisation) degrades HighSpeed TCP's and TCP's utilisation and "
-           "min-max fairness; XCP is unaffected",
-           d7_figure, d7_check, needs=("xcp",), quick={**_XCP_QUICK, "duration": "60s", "sweep.flows[1].count": [1, 10]}),
-]  # fmt: skip
+    Preset(
+        "D1",
+        "Utilisation against bandwidth and RTT",
+        LEE,
+        "lee-chuvpilo-2002/d1-utilisation.toml",
+        "XCP keeps the link nearly fully used at every bandwidth and RTT; HighSpeed TCP and TCP fall at large BDP",
+        d1_figure,
+        d1_check,
+        needs=("xcp",),
+        quick={
+            **_XCP_QUICK,
+            "duration": "60s",
+            "sweep.topology.bottleneck.rate": ["100Mbps", "200Mbps"],
+            "sweep.topology.rtt": ["50ms", "100ms"],
+        },
+    ),
+    Preset(
+        "D2",
+        "Jain's index against the number of flows",
+        LEE,
+        "lee-chuvpilo-2002/d2-fairness-vs-flows.toml",
+        "XCP stays fair (Jain's index near 1) for any number of flows, HighSpeed TCP less so",
+        d2_figure,
+        d2_check,
+        needs=("xcp",),
+        quick={**_XCP_QUICK, "duration": "60s", "sweep.flows[0].count": [2, 16]},
+    ),
+    Preset(
+        "D3",
+        "TCP-friendliness of HighSpeed TCP",
+        LEE,
+        "lee-chuvpilo-2002/d3-friendliness.toml",
+        "one HighSpeed TCP flow takes more than its share from a TCP flow; two TCP flows share fairly",
+        d3_figure,
+        d3_check,
+        quick={"duration": "120s", "sweep.repeat": 2},
+    ),
+    Preset(
+        "D4",
+        "Convergence after a flow joins at 40 s",
+        LEE,
+        "lee-chuvpilo-2002/d4-convergence.toml",
+        "about 1700 RTTs for HighSpeed TCP and 4000 for TCP to converge, very few for XCP",
+        d4_figure,
+        d4_check,
+        needs=("xcp",),
+        quick={"duration": "200s"},
+    ),
+    Preset(
+        "D5",
+        "Taking suddenly freed bandwidth",
+        LEE,
+        "lee-chuvpilo-2002/d5-freed-bandwidth.toml",
+        "XCP takes freed bandwidth at once, HighSpeed TCP and TCP slowly",
+        d5_figure,
+        d5_check,
+        needs=("xcp",),
+        quick={"duration": "200s"},
+    ),
+    Preset(
+        "D6",
+        "Buffer size against utilisation and fairness, DropTail and RED",
+        LEE,
+        "lee-chuvpilo-2002/d6-buffer-size.toml",
+        "XCP keeps high utilisation and fairness down to 0.1 BDP; HighSpeed TCP loses utilisation with small buffers",
+        d6_figure,
+        d6_check,
+        needs=("red", "xcp"),
+        quick={**_XCP_QUICK, "duration": "60s", "sweep.topology.bottleneck.buffer": ["0.1bdp", "1bdp"]},
+    ),
+    Preset(
+        "D7",
+        "Reverse-direction flows",
+        LEE,
+        "lee-chuvpilo-2002/d7-reverse-traffic.toml",
+        "reverse traffic (ACK compression, synchronisation) degrades HighSpeed TCP's and TCP's utilisation and "
+        "min-max fairness; XCP is unaffected",
+        d7_figure,
+        d7_check,
+        needs=("xcp",),
+        quick={**_XCP_QUICK, "duration": "60s", "sweep.flows[1].count": [1, 10]},
+    ),
+]
 
 PRESETS = [*A_SERIES, *B_SERIES, *C_SERIES, *D_SERIES, *E_SERIES]

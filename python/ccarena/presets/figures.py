@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,7 @@ def curves(
                 m, ci, _ = mean_ci([float(v) * scale_y for v in pts[y].tolist()])
                 xs.append(float(xv) * scale_x)
                 ms.append(m)
-                cis.append(0.0 if ci != ci else ci)
+                cis.append(0.0 if math.isnan(ci) else ci)
             ax.errorbar(xs, ms, yerr=cis, marker="o", capsize=3, label=None if sv is None else series_label(sv))
         if pv is not None:
             ax.set_title(panel_title(pv))

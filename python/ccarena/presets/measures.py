@@ -56,13 +56,15 @@ def flow_means(c: Campaign, t_from: float = 0.0, t_to: float | None = None) -> p
     intervals ending in (t_from, t_to], with the flow's group and algorithm."""
     upper = "" if t_to is None else f" AND time_s <= {float(t_to)}"
     return c.query(
-        "SELECT run_id, flow, any_value(\"group\") AS grp, any_value(cc) AS cc, avg(rate_bps) AS rate_bps, "
+        'SELECT run_id, flow, any_value("group") AS grp, any_value(cc) AS cc, avg(rate_bps) AS rate_bps, '
         f"avg(cwnd_pkts) AS cwnd_pkts FROM flows WHERE time_s > {float(t_from)}{upper} "
         "GROUP BY run_id, flow ORDER BY run_id, flow"
     )
 
 
-def window_cov(c: Campaign, flows: Sequence[int] | None = None, t_from: float = 0.0, window_s: float = 1.0) -> pd.DataFrame:
+def window_cov(
+    c: Campaign, flows: Sequence[int] | None = None, t_from: float = 0.0, window_s: float = 1.0
+) -> pd.DataFrame:
     """Per run: the mean over the chosen flows of the coefficient of variation of each flow's rate
     in consecutive windows of ``window_s`` seconds after ``t_from`` (column ``cov``)."""
     import pandas as pd

@@ -31,7 +31,11 @@ class Reproduction:
 
 def default_out(preset: Preset, quick: bool, backend: str) -> Path:
     """``results/reproduce/ID[-quick][-emu]``."""
-    return Path("results") / "reproduce" / (preset.id.lower() + ("-quick" if quick else "") + ("-emu" if backend == "emu" else ""))
+    return (
+        Path("results")
+        / "reproduce"
+        / (preset.id.lower() + ("-quick" if quick else "") + ("-emu" if backend == "emu" else ""))
+    )
 
 
 def reproduce(
