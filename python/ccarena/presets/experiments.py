@@ -452,7 +452,7 @@ def b7_figure(c: Campaign) -> Any:
         ylabel="standard TCP's share (0.5 = fair)",
         scale_x=MBPS,
         logx=True,
-        ylim=(0, 0.6),
+        ylim=(0, 1.0),
         panel_title=lambda v: f"RTT {v * 1e3:g} ms",
     )
 
@@ -585,7 +585,7 @@ def a1_figure(c: Campaign) -> Any:
         ylabel="standard TCP's share of throughput",
         scale_x=MBPS,
         logx=True,
-        ylim=(0, 0.6),
+        ylim=(0, 1.0),
         panel_title=lambda v: f"RTT {v * 1e3:g} ms",
     )
 
