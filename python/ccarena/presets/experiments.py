@@ -380,6 +380,11 @@ def b5_check(c: Campaign) -> Check:
     )
 
 
+def _buffer(col: str, v: float) -> str:
+    """A buffer value for a label: KB for a byte column, the fraction of the BDP otherwise."""
+    return f"{v / 1000:g} KB" if col.endswith("_bytes") else f"{v:g} BDP"
+
+
 def _rtt_ratio_table(c: Campaign, t_from: float) -> pd.DataFrame:
     df = per_run(c, t_from=t_from)
     df["ratio"] = [ratio(a, b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
@@ -400,7 +405,7 @@ def _rtt_ratio_figure(df: pd.DataFrame, buffer_col: str, cc_col: str, ylabel: st
         ax.set_xticks(range(len(orders)), orders)
         ax.set_yscale("log")
         ax.axhline(1.0, color="k", lw=0.6)
-        ax.set_title(f"buffer {bv:g}")
+        ax.set_title(f"buffer {_buffer(buffer_col, bv)}")
         ax.legend(fontsize=8)
     axes[0].set_ylabel(ylabel)
     fig.tight_layout()
@@ -435,7 +440,7 @@ def b6_check(c: Campaign) -> Check:
     return Check(
         max(f for _, _, f in factors.values()) >= 1.5,
         "CUBIC, ratio 16 ms / 160 ms flow with 16 ms first vs 160 ms first: "
-        + "; ".join(f"buffer {b:g}: {a:.2f} vs {z:.2f}" for b, (a, z, _) in factors.items()),
+        + "; ".join(f"buffer {_buffer(buf, b)}: {a:.2f} vs {z:.2f}" for b, (a, z, _) in factors.items()),
     )
 
 
@@ -876,7 +881,7 @@ def c4_check(c: Campaign) -> Check:
         rc = float(sub[sub[cc] == "cubic"]["ratio"].mean())
         rn = float(sub[sub[cc] == "newreno"]["ratio"].mean())
         ok &= rc <= 1.5 * rn
-        notes.append(f"{b:g}, {o}: CUBIC {rc:.2f}, NewReno {rn:.2f}")
+        notes.append(f"{_buffer(buf, b)}, {o}: CUBIC {rc:.2f}, NewReno {rn:.2f}")
     return Check(ok, "ratio 16 ms / 162 ms flow: " + "; ".join(notes))
 
 
