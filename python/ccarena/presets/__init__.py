@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from .experiments import PRESETS
 from .registry import Check, Preset
-from .reproduce import PresetUnavailable, Reproduction, describe, reproduce
+from .reproduce import PresetUnavailable, Reproduction, reproduce
 
-__all__ = ["PRESETS", "Check", "Preset", "PresetUnavailable", "Reproduction", "describe", "get", "reproduce"]
+__all__ = ["PRESETS", "Check", "Preset", "PresetUnavailable", "Reproduction", "get", "reproduce"]
 
 
 def get(preset_id: str) -> Preset:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..campaign import Campaign, sweep
 from ..report import write_report
@@ -74,16 +73,3 @@ def reproduce(
     plt.close(fig)
     report = write_report(folder, extra=[(f"{preset.id}: {preset.title}", "".join(section))])
     return Reproduction(preset, c, (stem.with_suffix(".png"), stem.with_suffix(".svg")), report, check)
-
-
-def describe(preset: Preset) -> dict[str, Any]:
-    """ID, title, runs (full, quick), the estimate in seconds and what it needs, for listings."""
-    return {
-        "id": preset.id,
-        "title": preset.title,
-        "runs": preset.count(),
-        "quick_runs": preset.count(quick=True),
-        "estimate_s": preset.estimate_s(),
-        "quick_estimate_s": preset.estimate_s(quick=True),
-        "needs": preset.missing(),
-    }
