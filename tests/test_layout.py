@@ -3,6 +3,7 @@
 Layers, top to bottom (a package may import only packages on lower layers):
 
     cli                  the command line
+    presets              the published experiments: campaign, report and figure
     report               HTML reports of runs and campaigns
     campaign             sweeps, repeats and the result store
     runner               ccarena.run and ccarena.compare
@@ -25,8 +26,9 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parent.parent / "python" / "ccarena"
 
 LAYERS = {
-    "cli": 8,
-    "__main__": 9,
+    "cli": 9,
+    "__main__": 10,
+    "presets": 8,
     "report": 7,
     "campaign": 6,
     "runner": 5,

@@ -1,0 +1,123 @@
+"""``ccarena reproduce ID``: a published experiment in one command (scenarios/<paper>/)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, error
+
+__all__ = ["register"]
+
+_DESCRIPTION = """\
+Rerun an experiment of the literature from its preset: the campaign file in
+scenarios/<paper>/ runs (as `ccarena sweep` would), then the report and the
+paper's figure (figure-ID.png and .svg, also embedded in report.html) are
+written into the campaign's folder, and the paper's claim is checked against
+the result.
+
+  --list     every experiment: ID, title, runs and estimated wall time here
+  --quick    the reduced form (fewer points, repeats and seconds): under a
+             minute on 2 cores"""
+
+_EPILOG = """\
+examples:
+  ccarena reproduce --list
+  ccarena reproduce E1 --quick
+  ccarena reproduce B5 --jobs 2 --out results/b5
+  sudo ccarena reproduce E1 --backend emu"""
+
+
+def register(sub: Any) -> None:
+    """Adds ``reproduce`` to the subcommands."""
+    p = sub.add_parser(
+        "reproduce",
+        help="rerun a published experiment: campaign, report and the paper's figure",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("id", metavar="ID", nargs="?", help="experiment ID, e.g. B5 (see --list)")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--quick", action="store_true", help="the reduced form: fewer points, repeats and seconds")
+    p.add_argument("--jobs", metavar="N", type=int, help="worker processes (default: one per core)")
+    p.add_argument("--out", metavar="DIR", help="the campaign's folder (default: results/reproduce/ID[-quick])")
+    p.add_argument("--backend", choices=("sim", "emu"), default="sim", help="sim (default) or emu (the kernel's TCP)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or per-run lines")
+    p.set_defaults(handler=reproduce_command)
+
+
+def _duration(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def _list(jobs: int) -> None:
+    from ..presets import PRESETS
+
+    print(f"{'ID':<4} {'title':<52} {'runs':>5} {'est.':>7} {'quick':>5} {'est.':>6}  (estimates with {jobs} jobs)")
+    for p in PRESETS:
+        missing = p.missing()
+        est = None if missing else p.estimate_s(jobs=jobs)
+        qest = None if missing else p.estimate_s(quick=True, jobs=jobs)
+        note = f"  needs: {', '.join(missing)}" if missing else ""
+        runs = f"{p.count():>5} {_duration(est):>7} {p.count(quick=True):>5} {_duration(qest):>6}"
+        print(f"{p.id:<4} {p.title[:52]:<52} {runs}{note}")
+
+
+def reproduce_command(args: argparse.Namespace) -> int:
+    """Runs ``ccarena reproduce``."""
+    import os
+
+    from ..campaign import CampaignInterrupted
+    from ..spec import SpecError
+
+    if args.jobs is not None and args.jobs < 1:
+        error(f"--jobs: expected at least 1, got {args.jobs}")
+        return EXIT_USAGE
+    if args.list:
+        _list(args.jobs or os.cpu_count() or 1)
+        return EXIT_OK
+    if not args.id:
+        error("an experiment ID is needed (ccarena reproduce --list shows them)")
+        return EXIT_USAGE
+    from ..presets import PresetUnavailable, get, reproduce
+
+    try:
+        preset = get(args.id)
+    except KeyError as e:
+        error(str(e.args[0]))
+        return EXIT_USAGE
+    try:
+        r = reproduce(preset, quick=args.quick, jobs=args.jobs, out=args.out, backend=args.backend, quiet=args.quiet)
+    except PresetUnavailable as e:
+        error(str(e))
+        return EXIT_USAGE
+    except SpecError as e:
+        error(str(e))
+        return EXIT_USAGE
+    except CampaignInterrupted as e:
+        again = " ".join(shlex.quote(a) for a in ["ccarena", *sys.argv[1:]]) if sys.argv[1:] else "the same command"
+        error(f"{e}; nothing is lost: run {again} to finish the rest")
+        return EXIT_INTERRUPTED
+    except RuntimeError as e:
+        error(str(e))
+        return EXIT_FAILED
+    runs = r.campaign.runs
+    failed = int((runs["status"] != "ok").sum())
+    print(f"{preset.id}: {len(runs)} runs, {failed} failed: {r.campaign.path}")
+    print(f"figure: {r.figures[0]}")
+    print(f"report: {r.report}")
+    print(f"claim: {preset.claim}")
+    if r.check is not None:
+        print(f"ccarena {'agrees' if r.check.agrees else 'disagrees'}: {r.check.measured}")
+        if r.check.caveat:
+            print(f"only in part: {r.check.caveat}")
+    return EXIT_FAILED if failed else EXIT_OK

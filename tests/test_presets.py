@@ -1,0 +1,137 @@
+"""The published experiments: every preset's file is valid, lists and refuses cleanly, and every
+quick preset runs, draws its figure and (where ccarena's model is expected to) reproduces the
+paper's qualitative claim."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ccarena import cli
+from ccarena.campaign import sweep
+from ccarena.presets import PRESETS, PresetUnavailable, get, reproduce
+from ccarena.presets.measures import cov, jain, ratio, share
+from ccarena.presets.registry import SCENARIOS, quick_document
+
+PAPERS = ("rhee-xu-2005", "leith-2007", "rhee-2007", "lee-chuvpilo-2002", "lin-2024")
+
+
+def test_every_experiment_has_one_preset_file_with_its_citation() -> None:
+    ids = [p.id for p in PRESETS]
+    assert len(ids) == len(set(ids))
+    expected = [f"{s}{i}" for s, n in (("A", 4), ("B", 7), ("C", 4), ("D", 7), ("E", 3)) for i in range(1, n + 1)]
+    assert sorted(ids) == sorted(expected)
+    for p in PRESETS:
+        assert p.path.is_file(), p.path
+        assert p.path.parent.name in PAPERS
+        assert re.match(rf"{p.id.lower()}-", p.path.name), p.path.name
+        head = p.path.read_text(encoding="utf-8").split("\nname")[0]
+        assert head.startswith(f"# {p.id}."), p.path
+        assert "left open" in head and "Figure" in head, p.path
+
+
+def test_files_on_disk_are_all_registered() -> None:
+    registered = {p.path for p in PRESETS}
+    for paper in PAPERS:
+        for f in (SCENARIOS / paper).glob("*.toml"):
+            assert f in registered, f
+
+
+def test_quick_overrides_replace_and_drop_swept_lists() -> None:
+    raw = {"duration": "10s", "sweep": {"a.b": [1, 2], "c": [3, 4], "zip": [["a.b", "c"]], "repeat": 5}}
+    out = quick_document(raw, {"duration": "2s", "sweep.repeat": 1, "sweep.a.b": None, "sweep.c": [4]})
+    assert out == {"duration": "2s", "sweep": {"c": [4], "repeat": 1}}
+    assert raw["sweep"]["repeat"] == 5
+
+
+def test_measures() -> None:
+    assert jain([1, 1, 1]) == pytest.approx(1.0)
+    assert jain([1, 0]) == pytest.approx(0.5)
+    assert cov([2, 2, 2]) == 0.0
+    assert cov([1, 3]) == pytest.approx(2**0.5 / 2)
+    assert share(1, 4) == 0.25 and ratio(3, 1) == 3.0
+
+
+def test_list_shows_every_preset_and_what_it_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["reproduce", "--list", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    for p in PRESETS:
+        line = next(ln for ln in out.splitlines() if ln.startswith(p.id + " "))
+        assert str(p.count()) in line
+        for need in p.missing():
+            assert f"needs: {need}" in line or "needs:" in line
+
+
+def test_unknown_id_and_missing_feature_are_one_line_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli.main(["reproduce", "Z9"]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+    blocked = [p for p in PRESETS if p.missing()]
+    if blocked:
+        p = blocked[0]
+        assert cli.main(["reproduce", p.id, "--quick", "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert f"{p.id} needs {p.missing()[0]}" in err
+        assert not (tmp_path / "x").exists()
+        with pytest.raises(PresetUnavailable):
+            reproduce(p, quick=True, out=tmp_path / "y")
+
+
+@pytest.mark.parametrize("preset_id", [p.id for p in PRESETS])
+def test_quick_preset_runs_draws_and_checks_its_claim(preset_id: str, tmp_path: Path) -> None:
+    p = get(preset_id)
+    missing = p.missing()
+    if missing:
+        pytest.skip(f"{p.id} needs {', '.join(missing)} (not in this ccarena yet)")
+    r = reproduce(p, quick=True, jobs=2, out=tmp_path / p.id)
+    runs = r.campaign.runs
+    assert (runs["status"] == "ok").all(), runs[runs["status"] != "ok"]["error"].tolist()
+    for f in r.figures:
+        assert f.is_file() and f.stat().st_size > 1000
+    html = r.report.read_text(encoding="utf-8")
+    assert f"{p.id}: {p.title}" in html and "<svg" in html
+    if r.check is not None and p.expected:
+        assert r.check.agrees, f"{p.id}: {p.claim} -- measured: {r.check.measured}"
+
+
+def _without(doc: dict, features: set[str]) -> dict:
+    """The campaign without the swept values that name a missing feature (XCP's entries of a
+    zipped algorithm/queue axis, RED's queue), so the rest of a blocked preset can be tried."""
+    sw = doc.get("sweep", {})
+    zips = sw.get("zip", [])
+    for key, vals in list(sw.items()):
+        if key == "zip" or not isinstance(vals, list):
+            continue
+        bad = {i for i, v in enumerate(vals) if v in features}
+        for k in next((z for z in zips if key in z), [key]) if bad else []:
+            sw[k] = [v for i, v in enumerate(sw[k]) if i not in bad]
+    return doc
+
+
+@pytest.mark.parametrize("preset_id", [p.id for p in PRESETS if p.needs])
+def test_blocked_preset_runs_and_draws_without_the_missing_feature(preset_id: str, tmp_path: Path) -> None:
+    """What a preset that needs XCP or RED can already do runs, and its figure and check code work
+    on it (the check cannot agree without the feature's runs)."""
+    p = get(preset_id)
+    c = sweep(_without(p.document(quick=True), set(p.needs)), out=tmp_path / p.id, jobs=2)
+    assert (c.runs["status"] == "ok").all()
+    p.figure(c).savefig(tmp_path / "f.png")
+    assert p.check is not None
+    check = p.check(c)
+    assert check.measured
+    if p.missing():
+        assert not check.agrees
+
+
+@pytest.mark.parametrize("preset_id", ["E1", "E2", "E3"])
+def test_e_series_fits_the_emulation_backend(preset_id: str) -> None:
+    """Every run of the E series is one the emu backend accepts (rate, loss model, flows), on a
+    kernel with cubic and bbr."""
+    from ccarena.backends.emu.checks import check_spec, kernel_algorithms
+    from ccarena.campaign.campaign import plan
+
+    if not {"cubic", "bbr"} <= set(kernel_algorithms()):
+        pytest.skip("this kernel lacks cubic or bbr")
+    g, _ = plan(get(preset_id).document())
+    for run in g.runs:
+        check_spec(run.spec)
