@@ -278,3 +278,16 @@ def test_a_queue_discipline_from_the_file_reaches_the_engine() -> None:
     assert tail.summary["queue"]["delay_p50_ms"] > 40.0  # 4 BDP of 40 ms fill to well above CoDel's target
     assert {"marks", "codel_dropping", "codel_count"} <= set(codel.queue.columns)
     assert codel.spec["topology"]["bottleneck"]["codel"]["target"] == "5ms"
+
+
+def test_xcp_from_the_file_fills_the_link_with_an_empty_queue() -> None:
+    """XCP (Katabi, Handley & Rohrs 2002): senders cc = "xcp" through qdisc = "xcp" at 100 Mbit/s, 100 ms."""
+    doc = {
+        "duration": "30s",
+        "topology": {"rtt": "100ms", "bottleneck": {"rate": "100Mbps", "buffer": "1bdp", "qdisc": "xcp"}},
+        "flows": [{"cc": "xcp", "count": 2}],
+    }
+    s = ccarena.run(doc).summary
+    assert s["utilization_second_half"] >= 0.95 and s["jain_index"] >= 0.99
+    assert s["queue"]["delay_p50_ms"] < 5.0  # near-empty: a 1-BDP buffer would give up to 100 ms
+    assert ccarena.load_spec(doc).resolved["topology"]["bottleneck"]["xcp"]["alpha"] == 0.4

@@ -407,7 +407,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         [[flows]]
         cc = "reno"
         """,
-        'topology.bottleneck.qdisc: unknown queue discipline "blue" (known: droptail, red, codel, pie, fq_codel)',
+        'topology.bottleneck.qdisc: unknown queue discipline "blue" (known: droptail, red, codel, pie, fq_codel, xcp)',
     ),
     (
         "zero-interval",

@@ -76,6 +76,10 @@ fn qdisc(m: &HashMap<String, Vec<String>>, key: &str) -> Result<QdiscConfig, Str
     let (kind, rest) = words
         .split_first()
         .ok_or_else(|| format!("{key}: missing the discipline"))?;
+    if kind == "xcp" {
+        // The router rewrites a congestion header that kernel TCP does not carry.
+        return Err(format!("{key}: xcp runs in the simulator only"));
+    }
     let mut params = Vec::with_capacity(rest.len());
     for w in rest {
         let (k, v) = w

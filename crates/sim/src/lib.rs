@@ -26,12 +26,14 @@ pub mod sim;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;
+pub mod xcp_router;
 
 pub use net::QueueLimit;
 pub use qdisc::{catalogue as qdisc_catalogue, QdiscConfig};
 pub use sim::{run, Simulator};
 pub use tcp::sender::{App, Recovery};
 pub use trace::Column;
+pub use xcp_router::XcpConfig;
 pub use traffic::{
     Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource,
 };

@@ -25,6 +25,7 @@ pub use red::Red;
 use crate::event::Time;
 use crate::packet::PacketId;
 use crate::rng::Rng;
+use crate::xcp_router::{XcpConfig, XcpRouter};
 pub use cc::ParamValue;
 
 /// Queue capacity.
@@ -197,6 +198,7 @@ pub enum QdiscConfig {
     Codel(CodelConfig),
     Pie(PieConfig),
     FqCodel(FqCodelConfig),
+    Xcp(XcpConfig),
 }
 
 /// Type of a discipline parameter.
@@ -339,6 +341,17 @@ pub fn catalogue() -> Vec<QdiscInfo> {
                 p("ecn", T::Bool, D::Bool(true), None, None, "CE-mark ECN-capable packets instead of dropping (RFC 8290 §5.2; Linux fq_codel default on)."),
                 p("drop_batch", T::Int, D::Int(64), Some(1.0), Some(1e6), "Most packets dropped from the fattest queue per overflow (Linux fq_codel drop_batch_size: 64)."),
                 p("mtu_bytes", T::Int, D::Int(1514), Some(1.0), Some(1e6), "CoDel's MAXPACKET (Linux psched_mtu)."),
+            ],
+        },
+        QdiscInfo {
+            name: "xcp",
+            summary: "XCP router (simulation only): a tail-drop FIFO whose departures carry the efficiency and fairness controllers' per-packet feedback; senders must run cc = \"xcp\", other packets pass unchanged.",
+            source: "Katabi, Handley, Rohrs, ACM SIGCOMM 2002 (section 3 and Appendix A)",
+            params: vec![
+                p("alpha", T::Float, D::Float(0.4), Some(1e-9), Some(0.555), "Efficiency controller's gain on spare bandwidth; stable for 0 < alpha < pi/(4 sqrt 2) (Katabi et al. 2002, Theorem 1)."),
+                p("beta", T::Float, D::Float(0.226), Some(0.0), Some(10.0), "Gain on the persistent queue; alpha^2 sqrt 2 = 0.226 (Katabi et al. 2002)."),
+                p("gamma", T::Float, D::Float(0.1), Some(0.0), Some(1.0), "Fraction of the input traffic shuffled every control interval (the paper's 10 %)."),
+                p("initial_interval_s", T::Float, D::Float(0.1), Some(1e-6), Some(100.0), "Control interval before any RTT is known, seconds (the paper gives none; 100 ms)."),
             ],
         },
     ]
@@ -487,6 +500,12 @@ impl QdiscConfig {
                 drop_batch: a.u("drop_batch")? as u32,
                 mtu_bytes: a.u("mtu_bytes")?,
             }),
+            "xcp" => QdiscConfig::Xcp(XcpConfig {
+                alpha: a.f("alpha")?,
+                beta: a.f("beta")?,
+                gamma: a.f("gamma")?,
+                initial_interval_s: a.f("initial_interval_s")?,
+            }),
             _ => unreachable!("catalogue and parser disagree on {kind}"),
         })
     }
@@ -498,6 +517,7 @@ impl QdiscConfig {
             QdiscConfig::Codel(_) => "codel",
             QdiscConfig::Pie(_) => "pie",
             QdiscConfig::FqCodel(_) => "fq_codel",
+            QdiscConfig::Xcp(_) => "xcp",
         }
     }
 }
@@ -512,6 +532,8 @@ pub enum Qdisc {
     Codel(Box<Codel>),
     Pie(Box<Pie>),
     FqCodel(Box<FqCodel>),
+    /// A tail-drop FIFO whose departures the XCP router stamps with feedback.
+    Xcp(Box<(DropTail, XcpRouter)>),
 }
 
 impl Qdisc {
@@ -526,6 +548,7 @@ impl Qdisc {
             QdiscConfig::FqCodel(c) => {
                 Qdisc::FqCodel(Box::new(FqCodel::new(c.clone(), limit, seed)))
             }
+            QdiscConfig::Xcp(c) => Qdisc::Xcp(Box::new((DropTail::new(limit), XcpRouter::new(*c, rate_bps)))),
         }
     }
 
@@ -536,6 +559,7 @@ impl Qdisc {
             Qdisc::Codel(_) => "codel",
             Qdisc::Pie(_) => "pie",
             Qdisc::FqCodel(_) => "fq_codel",
+            Qdisc::Xcp(_) => "xcp",
         }
     }
 
@@ -553,6 +577,7 @@ impl Qdisc {
             Qdisc::Codel(q) => q.enqueue(id, pkts),
             Qdisc::Pie(q) => q.enqueue(id, now, pkts),
             Qdisc::FqCodel(q) => q.enqueue(id, pkts),
+            Qdisc::Xcp(b) => b.0.enqueue(id, pkts.wire_len(id)),
         }
     }
 
@@ -566,6 +591,7 @@ impl Qdisc {
             Qdisc::Codel(q) => q.dequeue(now, pkts),
             Qdisc::Pie(q) => q.dequeue(now, pkts),
             Qdisc::FqCodel(q) => q.dequeue(now, pkts),
+            Qdisc::Xcp(b) => b.0.dequeue(|i| pkts.wire_len(i)),
         }
     }
 
@@ -573,7 +599,7 @@ impl Qdisc {
     #[inline]
     pub fn pop_dropped(&mut self) -> Option<PacketId> {
         match self {
-            Qdisc::DropTail(_) | Qdisc::Red(_) | Qdisc::Pie(_) => None,
+            Qdisc::DropTail(_) | Qdisc::Red(_) | Qdisc::Pie(_) | Qdisc::Xcp(_) => None,
             Qdisc::Codel(q) => q.dropped.pop(),
             Qdisc::FqCodel(q) => q.dropped.pop(),
         }
@@ -586,6 +612,7 @@ impl Qdisc {
             Qdisc::Codel(q) => q.len(),
             Qdisc::Pie(q) => q.len(),
             Qdisc::FqCodel(q) => q.len(),
+            Qdisc::Xcp(b) => b.0.len(),
         }
     }
 
@@ -600,13 +627,14 @@ impl Qdisc {
             Qdisc::Codel(q) => q.bytes(),
             Qdisc::Pie(q) => q.bytes(),
             Qdisc::FqCodel(q) => q.bytes(),
+            Qdisc::Xcp(b) => b.0.bytes(),
         }
     }
 
     /// CE marks so far.
     pub fn marks(&self) -> u64 {
         match self {
-            Qdisc::DropTail(_) => 0,
+            Qdisc::DropTail(_) | Qdisc::Xcp(_) => 0,
             Qdisc::Red(q) => q.marks,
             Qdisc::Codel(q) => q.marks,
             Qdisc::Pie(q) => q.marks,
@@ -618,7 +646,7 @@ impl Qdisc {
     /// as opposed to overflow of the buffer.
     pub fn aqm_drops(&self) -> u64 {
         match self {
-            Qdisc::DropTail(_) => 0,
+            Qdisc::DropTail(_) | Qdisc::Xcp(_) => 0,
             Qdisc::Red(q) => q.aqm_drops,
             Qdisc::Codel(q) => q.aqm_drops,
             Qdisc::Pie(q) => q.aqm_drops,
@@ -629,7 +657,7 @@ impl Qdisc {
     /// Names of the discipline's state columns in the queue trace.
     pub fn state_names(&self) -> &'static [&'static str] {
         match self {
-            Qdisc::DropTail(_) => &[],
+            Qdisc::DropTail(_) | Qdisc::Xcp(_) => &[],
             Qdisc::Red(q) if q.cfg.mode == RedMode::Bytes => &["red_avg_bytes", "red_max_p"],
             Qdisc::Red(_) => &["red_avg_pkts", "red_max_p"],
             Qdisc::Codel(_) => &["codel_dropping", "codel_count"],
@@ -641,7 +669,7 @@ impl Qdisc {
     /// Current values of [`Qdisc::state_names`].
     pub fn state(&self) -> [f64; 2] {
         match self {
-            Qdisc::DropTail(_) => [f64::NAN; 2],
+            Qdisc::DropTail(_) | Qdisc::Xcp(_) => [f64::NAN; 2],
             Qdisc::Red(q) => [q.avg, q.max_p],
             Qdisc::Codel(q) => [q.vars.dropping as u8 as f64, q.vars.count as f64],
             Qdisc::Pie(q) => [q.prob, q.qdelay as f64 / 1e6],

@@ -141,7 +141,11 @@ impl Receiver {
         let k = pkt.seg;
         self.adapt_ato(now);
         self.ce_pending |= pkt.ce;
+        // XCP: one ACK covering several packets carries the sum of their
+        // feedback, so a delayed ACK loses none of the routers' allocation.
+        let fb = if self.unacked > 0 { self.last_hdr.feedback } else { 0 };
         self.last_hdr = pkt.hdr;
+        self.last_hdr.feedback = self.last_hdr.feedback.saturating_add(fb);
         let mut immediate = false;
         if k == self.rcv_nxt {
             self.rcv_nxt += 1;

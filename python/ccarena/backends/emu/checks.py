@@ -166,6 +166,8 @@ def check_spec(spec: Spec) -> None:
         if eng[key]:
             where = "background" if "source" in key else key
             raise SpecError(where, "the emu backend does not run this yet (flows and the bottleneck only)")
+    if spec.resolved["topology"]["bottleneck"].get("qdisc") == "xcp":
+        raise SpecError("topology.bottleneck.qdisc", "xcp runs in the simulator only (kernel TCP carries no XCP header)")
     for which, path in (("bottleneck", "topology.bottleneck"), ("reverse", "topology.reverse")):
         link = eng[which]
         if link.get("loss_model"):
