@@ -1241,6 +1241,7 @@ D_SERIES = [
         d1_figure,
         d1_check,
         needs=("xcp",),
+        expected=False,  # not yet checked at full scale with XCP (it landed after the presets)
         quick={
             **_XCP_QUICK,
             "duration": "60s",
@@ -1289,6 +1290,7 @@ D_SERIES = [
         d5_figure,
         d5_check,
         needs=("xcp",),
+        expected=False,  # not yet checked at full scale with XCP (it landed after the presets)
         quick={"duration": "200s"},
     ),
     Preset(
