@@ -2,6 +2,7 @@
 #   make quickstart   build everything into .venv and run scenarios/quickstart.toml
 #   make test         build, then run every test (cargo and pytest)
 #   make bench        engine packets per second on fixed scenarios
+#   make fuzz         2000 fuzzed experiment files through ccarena run
 #   make reproduce-all every full preset of scenarios/<paper>/ and the README's table of published experiments
 #   make emu-deps     what the emulation backend needs from the system (iproute2), if missing
 #   make browser-deps what the report test needs from the system (chromium, chromedriver), if missing
@@ -13,7 +14,7 @@ STAMP  := $(VENV)/.ccarena-built
 EMU    := $(VENV)/bin/ccarena-emu
 SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: install quickstart test test-rust test-python bench reproduce-all clean emu-deps browser-deps
+.PHONY: install quickstart test test-rust test-python bench fuzz reproduce-all clean emu-deps browser-deps
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +57,9 @@ test: test-rust test-python
 bench:
 	bash bench/run.sh
 
+# 2000 fuzzed experiment files (make test runs 200)
+fuzz: $(STAMP)
+	CCARENA_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_hardening.py -k fuzz -p no:logging
 # Every full preset (hours for B1; each campaign resumes where it stopped), then the table.
 reproduce-all: $(STAMP)
 	$(PY) bench/reproduce_all.py --jobs 2

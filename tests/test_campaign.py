@@ -225,7 +225,7 @@ def test_a_campaign_catalogue_and_its_queries(tmp_path: Path) -> None:
     assert one["utilization"] == summary["utilization"] and one["queue.drops"] == summary["queue"]["drops"]
     assert one["jain_window_s[1]"] == summary["jain_window_s"][1]
     flows = c.run_flows
-    assert len(flows) == 32 and set(flows.columns) >= {"run_id", "id", "cc", "goodput_bps"}
+    assert len(flows) == 32 and set(flows.columns) >= {"run_id", "flow", "cc", "goodput_bps"}
     # SQL over every run's traces, each row keyed by its run.
     q = c.query("SELECT run_id, count(*) AS n FROM flows GROUP BY run_id ORDER BY run_id")
     assert len(q) == 16 and set(q["n"]) == {2 * 10}

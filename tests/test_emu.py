@@ -145,7 +145,7 @@ def test_one_cubic_flow_fills_20mbps_and_sees_the_base_rtt(tmp_path: Path) -> No
         assert s["emu"]["sysctls"]["net.ipv4.tcp_sack"] == "1"
         assert s["flows"][0]["cc"] == "cubic"
         df = r.flows
-        assert {"rate_bps", "cwnd_pkts", "ssthresh_pkts", "srtt_us", "delivery_rate_bps", "retrans"} <= set(df)
+        assert {"rate_bps", "cwnd_pkts", "ssthresh_pkts", "srtt_us", "delivery_rate_bps", "retrans_pkts_total"} <= set(df)
         assert len(df) == 150
         # Per-interval bytes at the bottleneck add up to the flow's total, as in the simulator.
         assert int(df["bottleneck_bytes"].sum()) == f["bottleneck_bytes"]
@@ -429,7 +429,7 @@ def test_bbr_enters_probe_rtt_under_random_loss_as_the_kernel_does() -> None:
         cwnd = f["cwnd_pkts"].to_numpy()
         late = (t > 1.0) & (cwnd <= 4)
         assert late.any(), f"never at 4 packets after 1 s (smallest cwnd {cwnd[t > 1.0].min()})"
-        delivered = f["delivered_bytes"].to_numpy()
+        delivered = f["delivered_bytes_total"].to_numpy()
         i = int(np.searchsorted(t, 1.0))
         goodput = (delivered[-1] - delivered[i]) * 8 / (t[-1] - t[i]) / (100e6 * MSS_RATE)
         return float(t[late][0]), float(goodput)

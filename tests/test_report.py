@@ -85,8 +85,8 @@ def test_a_run_report_renders_and_holds_summary_json(tmp_path: Path, browser: An
         for part in key.split("."):
             value = value[part]
         assert rows[key] == fmt(value), key
-    flows = next(t for t in facts["tables"] if t[0][:2] == ["id", "group"])
-    assert [r[0] for r in flows[1:]] == [str(f["id"]) for f in summary["flows"]]
+    flows = next(t for t in facts["tables"] if t[0][:2] == ["flow", "group"])
+    assert [r[0] for r in flows[1:]] == [str(f["flow"]) for f in summary["flows"]]
 
 
 def test_a_campaign_report_renders_with_confidence_intervals(tmp_path: Path, browser: Any) -> None:

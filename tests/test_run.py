@@ -27,7 +27,7 @@ SUMMARY_KEYS = {
     "engine",
 }
 FLOW_KEYS = {
-    "id",
+    "flow",
     "cc",
     "group",
     "goodput_bps",
@@ -53,10 +53,18 @@ TRACE_COLUMNS = {
     "srtt_us",
     "inflight_pkts",
     "pacing_rate_bps",
-    "delivered_bytes",
-    "retrans",
+    "delivered_bytes_total",
+    "retrans_pkts_total",
 }
-FILES = ["figure.png", "flows.parquet", "queue.parquet", "spec.toml", "summary.json", "transfers.parquet"]
+FILES = [
+    "figure.png",
+    "flows.parquet",
+    "provenance.json",
+    "queue.parquet",
+    "spec.toml",
+    "summary.json",
+    "transfers.parquet",
+]
 
 
 def two_renos(**extra: Any) -> dict[str, Any]:
@@ -124,7 +132,7 @@ def test_run_from_a_dict() -> None:
     assert per_flow.tolist() == [f["bottleneck_bytes"] for f in s["flows"]]
     assert np.allclose(df["rate_bps"], df["bottleneck_bytes"] * 8 / 0.1)
     assert r.queue["tx_bytes"].sum() == s["queue"]["tx_bytes"]
-    assert {"t_ns", "time_s", "backlog_bytes", "backlog_pkts", "drops", "tx_bytes"} <= set(r.queue.columns)
+    assert {"t_ns", "time_s", "backlog_bytes", "backlog_pkts", "drops_pkts", "tx_bytes"} <= set(r.queue.columns)
     assert r.spec["flows"][0]["cc"] == "reno" and r.raw is not None
 
 
@@ -164,7 +172,8 @@ def test_cli_run_writes_a_complete_folder(tmp_path: Path) -> None:
     loaded = ccarena.Result.load(out)
     assert loaded.summary == summary
     assert loaded.spec["name"] == "mixed"
-    assert len(loaded.flows) == 2 * 40 and set(loaded.flows.columns) >= TRACE_COLUMNS
+    # 40 intervals of flow 0 and 30 of flow 1, which starts at 1 s (no rows before a flow starts).
+    assert len(loaded.flows) == 40 + 30 and set(loaded.flows.columns) >= TRACE_COLUMNS
 
     # Default folder name: results/<name>-seed<seed>, then -2.
     p = cli(["run", exp.name, "--no-figure"], cwd=tmp_path)
@@ -255,3 +264,30 @@ def test_help(tmp_path: Path) -> None:
         p = cli(args, cwd=tmp_path)
         assert p.returncode == 0 and p.stdout.startswith("usage: ccarena"), args
     assert "--set PATH=VALUE" in cli(["run", "--help"], cwd=tmp_path).stdout
+
+
+def test_a_queue_discipline_from_the_file_reaches_the_engine() -> None:
+    """CoDel (RFC 8289, target 5 ms) keeps the queueing delay near its target where DropTail fills 4 BDP."""
+    path = Path(__file__).resolve().parent.parent / "scenarios" / "codel.toml"
+    codel = ccarena.run(path, duration="20s")
+    doc = ccarena.spec.read_toml(path)
+    del doc["topology"]["bottleneck"]["codel"]
+    tail = ccarena.run(doc, duration="20s", set={"topology.bottleneck.qdisc": "droptail"})
+    q = codel.summary["queue"]
+    assert q["qdisc"] == "codel" and 1.0 <= q["delay_p50_ms"] <= 10.0
+    assert tail.summary["queue"]["delay_p50_ms"] > 40.0  # 4 BDP of 40 ms fill to well above CoDel's target
+    assert {"marks", "codel_dropping", "codel_count"} <= set(codel.queue.columns)
+    assert codel.spec["topology"]["bottleneck"]["codel"]["target"] == "5ms"
+
+
+def test_xcp_from_the_file_fills_the_link_with_an_empty_queue() -> None:
+    """XCP (Katabi, Handley & Rohrs 2002): senders cc = "xcp" through qdisc = "xcp" at 100 Mbit/s, 100 ms."""
+    doc = {
+        "duration": "30s",
+        "topology": {"rtt": "100ms", "bottleneck": {"rate": "100Mbps", "buffer": "1bdp", "qdisc": "xcp"}},
+        "flows": [{"cc": "xcp", "count": 2}],
+    }
+    s = ccarena.run(doc).summary
+    assert s["utilization_second_half"] >= 0.95 and s["jain_index"] >= 0.99
+    assert s["queue"]["delay_p50_ms"] < 5.0  # near-empty: a 1-BDP buffer would give up to 100 ms
+    assert ccarena.load_spec(doc).resolved["topology"]["bottleneck"]["xcp"]["alpha"] == 0.4

@@ -64,7 +64,13 @@ def test_valid_file_resolves_with_defaults(tmp_path: Path) -> None:
     }
     assert r["topology"]["reverse"] == {"rate": "20Mbps", "buffer": "1bdp"}
     assert r["tcp"] == {"mss": 1448, "header": 52, "init_cwnd": 10, "pacing": False}
-    assert r["measure"] == {"interval": "100ms", "trace": True}
+    assert r["measure"] == {
+        "interval": "100ms",
+        "trace": True,
+        "average": "1s",
+        "standard": ["reno", "newreno"],
+        "convergence": {"delta": 0.2, "hold": "1s", "jain": 0.95},
+    }
     reno, cubic = r["flows"]
     assert reno == {
         "cc": "reno",
@@ -397,11 +403,11 @@ BAD_FILES: list[tuple[str, str, str]] = [
         duration = "5s"
         [topology]
         rtt = "20ms"
-        bottleneck = { rate = "20Mbps", buffer = "1bdp", qdisc = "red" }
+        bottleneck = { rate = "20Mbps", buffer = "1bdp", qdisc = "blue" }
         [[flows]]
         cc = "reno"
         """,
-        'topology.bottleneck.qdisc: unknown queue discipline "red" (known: droptail)',
+        'topology.bottleneck.qdisc: unknown queue discipline "blue" (known: droptail, red, codel, pie, fq_codel, xcp)',
     ),
     (
         "zero-interval",

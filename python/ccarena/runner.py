@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ def run(
     out: str | Path | None = None,
     figure: bool = True,
     backend: str = "sim",
+    progress: Callable[[int, int, float], None] | None = None,
     **overrides: Any,
 ) -> Result:
     """Runs one experiment and returns its :class:`Result`.
@@ -55,6 +57,9 @@ def run(
     ``figure=False``, figure.png).
     The folder must not exist: results are never overwritten. It appears
     only once complete; a failed run leaves nothing behind.
+
+    ``progress(simulated_ns, bottleneck_packets, wall_seconds)`` is called
+    about ten times a second while the simulator runs.
 
     ``backend="emu"`` runs the flows as real Linux TCP connections through
     ccarena's link emulator (root only; see :mod:`ccarena.backends.emu`); the
@@ -79,10 +84,19 @@ def run(
     out_path = Path(out) if out is not None else None
     if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
-    result = Result.from_raw(simulate(resolved), resolved)
+    started, t0 = time.time(), time.perf_counter()
+    result = Result.from_raw(simulate(resolved, progress), resolved)
+    _stamp(result, "sim", started, t0)
     if out_path is not None:
         result.save(out_path, figure=figure)
     return result
+
+
+def _stamp(result: Result, backend: str, started: float, t0: float) -> None:
+    from .results.provenance import provenance
+
+    engine = result.engine_seconds
+    result.provenance = provenance(backend, started, time.perf_counter() - t0, engine)
 
 
 def _run_emu(
@@ -100,9 +114,11 @@ def _run_emu(
     out_path = Path(out) if out is not None else None
     if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
+    started, t0 = time.time(), time.perf_counter()
     raw = emu.emulate(resolved)
     result = Result.from_raw(raw, resolved)
     result.summary.update(emu.summary_extras(raw))
+    _stamp(result, "emu", started, t0)
     if out_path is not None:
         result.save(out_path, figure=figure)
     return result

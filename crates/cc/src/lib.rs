@@ -38,6 +38,7 @@ pub mod sqrt;
 mod testkit;
 pub mod vegas;
 pub mod westwood;
+pub mod xcp;
 
 pub use registry::{algorithms, build, resolve_params, AlgoInfo, ParamKind, ParamSpec, ParamValue, Params};
 
@@ -367,6 +368,7 @@ pub enum AnyCc {
     Sqrt(sqrt::Sqrt),
     Vegas(vegas::Vegas),
     Westwood(westwood::Westwood),
+    Xcp(xcp::Xcp),
 }
 
 macro_rules! forward {
@@ -387,6 +389,7 @@ macro_rules! forward {
             AnyCc::Sqrt($cc) => $body,
             AnyCc::Vegas($cc) => $body,
             AnyCc::Westwood($cc) => $body,
+            AnyCc::Xcp($cc) => $body,
         }
     };
 }
@@ -410,6 +413,7 @@ impl AnyCc {
             AnyCc::Sqrt(_) => "sqrt",
             AnyCc::Vegas(_) => "vegas",
             AnyCc::Westwood(_) => "westwood",
+            AnyCc::Xcp(_) => "xcp",
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::{bbr, bbr3, cubic, reno, AnyCc};
 use crate::{compound, fast, vegas, westwood};
-use crate::{bic, highspeed, htcp, illinois, scalable, sqrt};
+use crate::{bic, highspeed, htcp, illinois, scalable, sqrt, xcp};
 
 /// A parameter value as given in an experiment file.
 #[derive(Clone, Debug, PartialEq)]
@@ -271,6 +271,15 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
     },
+    AlgoInfo {
+        name: "xcp",
+        summary: "XCP sender: cwnd += router feedback per ACK (floor one packet), Reno on loss; needs an XCP router (qdisc xcp), simulation only",
+        source: "Katabi, Handley, Rohrs, ACM SIGCOMM 2002 (section 3 and Appendix A)",
+        default_recovery: "prr",
+        params: &[],
+        unconfirmed: false,
+        needs_pacing: false,
+    },
 ];
 
 /// All registered algorithms, sorted by name.
@@ -364,6 +373,7 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
         "sqrt" => AnyCc::Sqrt(sqrt::Sqrt::new(sqrt::SqrtConfig::from_params(&p))),
         "vegas" => AnyCc::Vegas(vegas::Vegas::new(vegas::VegasConfig::from_params(&p))),
         "westwood" => AnyCc::Westwood(westwood::Westwood::new(westwood::WestwoodConfig::from_params(&p))),
+        "xcp" => AnyCc::Xcp(xcp::Xcp::new()),
         _ => unreachable!("registered algorithm {name} has no constructor"),
     })
 }
@@ -378,7 +388,7 @@ mod tests {
         assert_eq!(
             e.message,
             "unknown algorithm \"cubik\" (known: bbr, bbr3, bic, compound, cubic, fast, highspeed, htcp, illinois, \
-             newreno, reno, scalable, sqrt, vegas, westwood)"
+             newreno, reno, scalable, sqrt, vegas, westwood, xcp)"
         );
     }
 

@@ -21,10 +21,17 @@
 //! rt_priority 50             # SCHED_FIFO priority, 0 = none
 //! spin_ns 60000              # busy-wait the last part of every wait
 //! cpu 1                      # optional: run on this CPU only
+//! qdisc red min_th=5 max_th=15 ecn=true   # optional forward discipline (default droptail)
+//! rev_qdisc codel                          # optional reverse discipline
 //! ```
+//! A `qdisc` line takes the simulator's discipline name and `name=value`
+//! parameters (`sim::qdisc::catalogue`): `true`/`false`, integers, decimals,
+//! anything else a string.
 
 use crate::engine::{EngineConfig, LinkSpec};
+use sim::qdisc::{ParamValue, QdiscConfig};
 use sim::QueueLimit;
+
 use std::collections::HashMap;
 
 /// Everything the binary needs.
@@ -62,6 +69,36 @@ fn limit(m: &HashMap<String, Vec<String>>, prefix: &str) -> Result<QueueLimit, S
     }
 }
 
+fn qdisc(m: &HashMap<String, Vec<String>>, key: &str) -> Result<QdiscConfig, String> {
+    let Some(words) = m.get(key) else {
+        return Ok(QdiscConfig::DropTail);
+    };
+    let (kind, rest) = words
+        .split_first()
+        .ok_or_else(|| format!("{key}: missing the discipline"))?;
+    if kind == "xcp" {
+        // The router rewrites a congestion header that kernel TCP does not carry.
+        return Err(format!("{key}: xcp runs in the simulator only"));
+    }
+    let mut params = Vec::with_capacity(rest.len());
+    for w in rest {
+        let (k, v) = w
+            .split_once('=')
+            .ok_or_else(|| format!("{key}: expected name=value, got {w}"))?;
+        let v = match v {
+            "true" => ParamValue::Bool(true),
+            "false" => ParamValue::Bool(false),
+            _ => match (v.parse::<i64>(), v.parse::<f64>()) {
+                (Ok(i), _) => ParamValue::Int(i),
+                (_, Ok(x)) => ParamValue::Float(x),
+                _ => ParamValue::Str(v.to_string()),
+            },
+        };
+        params.push((k.to_string(), v));
+    }
+    QdiscConfig::from_params(kind, &params).map_err(|e| format!("{key}: {e}"))
+}
+
 impl Config {
     pub fn parse(text: &str) -> Result<Config, String> {
         let mut m: HashMap<String, Vec<String>> = HashMap::new();
@@ -97,6 +134,8 @@ impl Config {
             "rt_priority",
             "spin_ns",
             "cpu",
+            "qdisc",
+            "rev_qdisc",
         ];
         if let Some(k) = m.keys().find(|k| !KNOWN.contains(&k.as_str())) {
             return Err(format!("{k}: unknown key"));
@@ -105,14 +144,25 @@ impl Config {
             .get("flow_delay_ns")
             .ok_or("flow_delay_ns: missing")?
             .iter()
-            .map(|v| v.parse::<u64>().map_err(|_| format!("flow_delay_ns: not a number: {v}")))
+            .map(|v| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("flow_delay_ns: not a number: {v}"))
+            })
             .collect::<Result<Vec<u64>, String>>()?;
         if flow_delay_ns.is_empty() {
             return Err("flow_delay_ns: at least one flow".into());
         }
         let engine = EngineConfig {
-            fwd: LinkSpec { rate_bps: num(&m, "rate_bps")?, limit: limit(&m, "")? },
-            rev: LinkSpec { rate_bps: num(&m, "rev_rate_bps")?, limit: limit(&m, "rev_")? },
+            fwd: LinkSpec {
+                rate_bps: num(&m, "rate_bps")?,
+                limit: limit(&m, "")?,
+                qdisc: qdisc(&m, "qdisc")?,
+            },
+            rev: LinkSpec {
+                rate_bps: num(&m, "rev_rate_bps")?,
+                limit: limit(&m, "rev_")?,
+                qdisc: qdisc(&m, "rev_qdisc")?,
+            },
             loss: num(&m, "loss")?,
             seed: num(&m, "seed")?,
             duration_ns: num(&m, "duration_ns")?,
@@ -145,7 +195,11 @@ impl Config {
             tun_rcv: one(&m, "tun_rcv")?.to_string(),
             rt_priority: num(&m, "rt_priority")?,
             spin_ns: num(&m, "spin_ns")?,
-            cpu: if m.contains_key("cpu") { Some(num(&m, "cpu")?) } else { None },
+            cpu: if m.contains_key("cpu") {
+                Some(num(&m, "cpu")?)
+            } else {
+                None
+            },
         })
     }
 }
@@ -165,11 +219,33 @@ mod tests {
         assert_eq!(c.engine.fwd.limit, QueueLimit::Packets(67));
         assert_eq!(c.engine.rev.limit, QueueLimit::Bytes(100_000));
         assert_eq!(c.tun_rcv, "b");
+        assert_eq!(c.engine.fwd.qdisc, QdiscConfig::DropTail);
+    }
+
+    #[test]
+    fn parses_a_qdisc_line() {
+        let c = Config::parse(&format!(
+            "{GOOD}qdisc red min_th=10 max_th=30.5 ecn=true mode=bytes\nrev_qdisc codel\n"
+        ))
+        .unwrap();
+        match c.engine.fwd.qdisc {
+            QdiscConfig::Red(r) => {
+                assert_eq!((r.min_th, r.max_th, r.ecn), (10.0, 30.5, true));
+                assert_eq!(r.mode, sim::qdisc::RedMode::Bytes);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.engine.rev.qdisc, QdiscConfig::Codel(Default::default()));
+        let e = Config::parse(&format!("{GOOD}qdisc pie alpha=-1\n")).unwrap_err();
+        assert!(e.starts_with("qdisc: alpha"), "{e}");
+        let e = Config::parse(&format!("{GOOD}qdisc blue\n")).unwrap_err();
+        assert!(e.contains("unknown qdisc"), "{e}");
     }
 
     #[test]
     fn names_the_bad_key() {
-        let e = Config::parse(&GOOD.replace("rate_bps 20000000\nlimit", "rate_bps x\nlimit")).unwrap_err();
+        let e = Config::parse(&GOOD.replace("rate_bps 20000000\nlimit", "rate_bps x\nlimit"))
+            .unwrap_err();
         assert_eq!(e, "rate_bps: not a number: x");
         let e = Config::parse(&format!("{GOOD}colour red\n")).unwrap_err();
         assert_eq!(e, "colour: unknown key");

@@ -33,8 +33,9 @@
 use crate::wire::{self, Meta};
 use sim::event::{Event, EventQueue, Time, PS_PER_NS, PS_PER_US};
 use sim::hist::Histogram;
-use sim::net::{DelayLine, Dir, Hop, Port, QueueLimit};
+use sim::net::{DelayLine, Dir, Hop, Port, Qdisc, QueueLimit};
 use sim::packet::PacketId;
+use sim::qdisc::{PacketView, QdiscConfig};
 use sim::rng::Rng;
 use sim::{Column, Conservation};
 use std::collections::VecDeque;
@@ -42,6 +43,9 @@ use std::collections::VecDeque;
 /// The simulator's random stream number for bottleneck loss, so that the
 /// same seed draws the same sequence in both backends.
 pub const STREAM_BOTTLENECK_LOSS: u64 = 1;
+/// The simulator's streams for the queue disciplines' coin flips.
+pub const STREAM_BOTTLENECK_QDISC: u64 = 3;
+pub const STREAM_REVERSE_QDISC: u64 = 4;
 
 /// Named columns of a trace.
 pub type Columns = Vec<(&'static str, Column)>;
@@ -76,10 +80,12 @@ pub enum Side {
 }
 
 /// A link: rate and queue limit.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
     pub rate_bps: u64,
     pub limit: QueueLimit,
+    /// The simulator's queue discipline (capacity `limit`).
+    pub qdisc: QdiscConfig,
 }
 
 /// The bottleneck and measurement, fully resolved.
@@ -109,6 +115,32 @@ struct Slot {
     flow: u32,
     meta: Meta,
     enqueued_at: Time,
+}
+
+/// The packet slots as the queue disciplines see them. ECN bits are the
+/// IPv4 header's; CE is set in the packet itself (checksum updated).
+struct SlotView<'a>(&'a mut Vec<Slot>);
+
+impl PacketView for SlotView<'_> {
+    fn wire_len(&self, id: PacketId) -> u32 {
+        self.0[id as usize].len
+    }
+    fn enqueued_at(&self, id: PacketId) -> Time {
+        self.0[id as usize].enqueued_at
+    }
+    fn ect(&self, id: PacketId) -> bool {
+        let s = &self.0[id as usize];
+        matches!(wire::ecn(&s.buf[..s.len as usize]), 1 | 2)
+    }
+    fn set_ce(&mut self, id: PacketId) {
+        let s = &mut self.0[id as usize];
+        wire::set_ce(&mut s.buf[..s.len as usize]);
+    }
+    /// Flow index and TCP/UDP ports, so that other traffic spreads too.
+    fn flow_key(&self, id: PacketId) -> u64 {
+        let s = &self.0[id as usize];
+        ((s.flow as u64) << 32) | ((s.meta.sport as u64) << 16) | s.meta.dport as u64
+    }
 }
 
 /// Per-flow counters and sequence tracking.
@@ -185,13 +217,36 @@ impl Engine {
         let n = cfg.flow_delay_ns.len();
         let mut lines = Vec::with_capacity(2 * (n + 1));
         for f in 0..=n {
-            let d = ns(if f < n { cfg.flow_delay_ns[f] } else { cfg.other_delay_ns });
+            let d = ns(if f < n {
+                cfg.flow_delay_ns[f]
+            } else {
+                cfg.other_delay_ns
+            });
             lines.push(DelayLine::new(d, Hop::Receiver(f as u32)));
             lines.push(DelayLine::new(d, Hop::Sender(f as u32)));
         }
+        let qdisc = |l: &LinkSpec, stream: u64| {
+            Qdisc::new(
+                &l.qdisc,
+                l.limit,
+                l.rate_bps,
+                Rng::new(cfg.seed, stream),
+                cfg.seed ^ stream,
+            )
+        };
         let ports = [
-            Port::new(Dir::Forward, cfg.fwd.rate_bps, cfg.fwd.limit, cfg.loss),
-            Port::new(Dir::Reverse, cfg.rev.rate_bps, cfg.rev.limit, 0.0),
+            Port::with_qdisc(
+                Dir::Forward,
+                cfg.fwd.rate_bps,
+                qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC),
+                cfg.loss,
+            ),
+            Port::with_qdisc(
+                Dir::Reverse,
+                cfg.rev.rate_bps,
+                qdisc(&cfg.rev, STREAM_REVERSE_QDISC),
+                0.0,
+            ),
         ];
         Engine {
             q: EventQueue::new(),
@@ -353,22 +408,53 @@ impl Engine {
             self.ports[p].arrivals += 1;
         }
         let is_data = meta.tcp && meta.payload > 0;
-        if p == FWD && is_data && self.ports[p].loss > 0.0 && self.loss_rng.uniform() < self.ports[p].loss {
+        if p == FWD
+            && is_data
+            && self.ports[p].loss > 0.0
+            && self.loss_rng.uniform() < self.ports[p].loss
+        {
             self.drop_packet(p, id, true, w);
             return;
         }
         let port = &mut self.ports[p];
-        if port.busy.is_none() && port.qdisc.is_empty() {
+        if port.busy.is_none() && port.qdisc.is_droptail() && port.qdisc.is_empty() {
             self.transmit(p, id, now, now);
             return;
         }
-        if !port.qdisc.enqueue(id, len as u32) {
+        // An AQM sees every arrival, even on an idle link (as in the simulator).
+        let admitted = port.qdisc.enqueue(id, now, &mut SlotView(&mut self.slots));
+        self.drain_dropped(p, w);
+        if !admitted {
             self.drop_packet(p, id, false, w);
             return;
         }
+        if self.ports[p].busy.is_none() {
+            self.start_next(p, now);
+        }
+        let port = &mut self.ports[p];
         let backlog = port.qdisc.len() as u64;
         if w && backlog > port.max_backlog_pkts {
             port.max_backlog_pkts = backlog;
+        }
+    }
+
+    /// Accounts for packets the discipline dropped after admitting them.
+    fn drain_dropped(&mut self, p: usize, in_window: bool) {
+        while let Some(d) = self.ports[p].qdisc.pop_dropped() {
+            self.drop_packet(p, d, false, in_window);
+        }
+    }
+
+    /// Takes the next packet from the discipline onto the idle serialiser at `t`.
+    fn start_next(&mut self, p: usize, t: Time) {
+        let next = self.ports[p]
+            .qdisc
+            .dequeue(t, &mut SlotView(&mut self.slots));
+        let w = self.in_window(t);
+        self.drain_dropped(p, w);
+        if let Some(next) = next {
+            let enq = self.slots[next as usize].enqueued_at;
+            self.transmit(p, next, t, enq);
         }
     }
 
@@ -382,7 +468,12 @@ impl Engine {
         self.q.push(done, Event::PortTxDone(p as u32));
         if self.in_window(start) {
             let waited = (start - enq) / PS_PER_NS;
-            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited);
+            if p == FWD {
+                &mut self.fwd_delay
+            } else {
+                &mut self.rev_delay
+            }
+            .record(waited);
         }
     }
 
@@ -523,7 +614,11 @@ impl Engine {
         let id = self.ports[p].busy.take().expect("tx done on an idle port");
         let (flow, wire_len, is_data) = {
             let s = &self.slots[id as usize];
-            (s.flow as usize, s.len as u64, s.meta.tcp && s.meta.payload > 0)
+            (
+                s.flow as usize,
+                s.len as u64,
+                s.meta.tcp && s.meta.payload > 0,
+            )
         };
         if self.in_window(t) {
             let port = &mut self.ports[p];
@@ -544,11 +639,7 @@ impl Engine {
         if let Some(at) = self.lines[line].push(t, id) {
             self.q.push(at, Event::LineDeliver(line as u32));
         }
-        let slots = &self.slots;
-        if let Some(next) = self.ports[p].qdisc.dequeue(|i| slots[i as usize].len) {
-            let enq = self.slots[next as usize].enqueued_at;
-            self.transmit(p, next, t, enq);
-        }
+        self.start_next(p, t);
     }
 
     fn line_deliver(&mut self, l: usize, t: Time, deliver: &mut impl FnMut(Side, &[u8]) -> Time) {
@@ -626,7 +717,13 @@ impl Engine {
     pub fn conservation(&self) -> Conservation {
         let queued: u64 = self.ports.iter().map(|p| p.held()).sum();
         let in_flight: u64 = self.lines.iter().map(|l| l.len() as u64).sum();
-        Conservation { created: self.created, delivered: self.delivered, dropped: self.dropped, queued, in_flight }
+        Conservation {
+            created: self.created,
+            delivered: self.delivered,
+            dropped: self.dropped,
+            queued,
+            in_flight,
+        }
     }
 
     /// Conservation at the end of the measurement (None before).
@@ -683,9 +780,15 @@ impl Engine {
         let flows = vec![
             ("t_ns", Column::U64(std::mem::take(&mut self.trace_t))),
             ("flow", Column::U32(std::mem::take(&mut self.trace_flow))),
-            ("bottleneck_bytes", Column::U64(std::mem::take(&mut self.trace_bytes))),
+            (
+                "bottleneck_bytes",
+                Column::U64(std::mem::take(&mut self.trace_bytes)),
+            ),
         ];
-        let mut queue = vec![(QUEUE_COLUMNS[0], Column::U64(std::mem::take(&mut self.trace_t_queue)))];
+        let mut queue = vec![(
+            QUEUE_COLUMNS[0],
+            Column::U64(std::mem::take(&mut self.trace_t_queue)),
+        )];
         for (name, col) in QUEUE_COLUMNS[1..].iter().zip(self.queue_trace.iter_mut()) {
             queue.push((*name, Column::U64(std::mem::take(col))));
         }
@@ -701,8 +804,16 @@ mod tests {
 
     fn cfg(n: usize, rate: u64, limit: u64) -> EngineConfig {
         EngineConfig {
-            fwd: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit) },
-            rev: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit) },
+            fwd: LinkSpec {
+                rate_bps: rate,
+                limit: QueueLimit::Packets(limit),
+                qdisc: QdiscConfig::DropTail,
+            },
+            rev: LinkSpec {
+                rate_bps: rate,
+                limit: QueueLimit::Packets(limit),
+                qdisc: QdiscConfig::DropTail,
+            },
             loss: 0.0,
             seed: 1,
             duration_ns: 1_000_000_000,
@@ -716,7 +827,13 @@ mod tests {
     }
 
     /// Feeds a packet in at `now` after running everything due.
-    fn feed(e: &mut Engine, now: Time, from: Side, pkt: &[u8], out: &mut Vec<(Time, Side, Vec<u8>)>) {
+    fn feed(
+        e: &mut Engine,
+        now: Time,
+        from: Side,
+        pkt: &[u8],
+        out: &mut Vec<(Time, Side, Vec<u8>)>,
+    ) {
         run(e, now, out);
         let id = e.alloc();
         e.buf_mut(id)[..pkt.len()].copy_from_slice(pkt);
@@ -747,7 +864,10 @@ mod tests {
         feed(&mut e, 0, Side::Snd, &p1, &mut out);
         feed(&mut e, 0, Side::Snd, &p0, &mut out);
         run(&mut e, 100 * PS_PER_MS, &mut out);
-        let times: Vec<(Time, u16)> = out.iter().map(|(t, _, b)| (*t / PS_PER_US, wire::parse(b).dport)).collect();
+        let times: Vec<(Time, u16)> = out
+            .iter()
+            .map(|(t, _, b)| (*t / PS_PER_US, wire::parse(b).dport))
+            .collect();
         // Back to back: departures at 1, 2, 3 ms; plus each flow's delay.
         assert_eq!(times, vec![(11_000, 5000), (13_000, 5000), (22_000, 5001)]);
         assert!(out.iter().all(|(_, s, _)| *s == Side::Rcv));
@@ -763,6 +883,48 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].1, Side::Snd);
         assert_eq!(out[0].0, PS_PER_MS + 34_666_667 + 10 * PS_PER_MS);
+    }
+
+    /// The simulator's CoDel runs in the emulator on the emulator's clock:
+    /// a 300-packet burst at 12 Mbit/s (1 ms per packet) keeps the sojourn
+    /// above 5 ms, so from about 100 ms on ECT packets leave CE-marked
+    /// (RFC 8289 §5.5) with a valid IPv4 checksum, and none is dropped.
+    #[test]
+    fn codel_marks_ect_packets_in_the_emulator() {
+        let mut c = cfg(1, 12_000_000, 1000);
+        c.fwd.qdisc = QdiscConfig::Codel(sim::qdisc::CodelConfig {
+            ecn: true,
+            ..Default::default()
+        });
+        let mut e = Engine::new(c);
+        e.start(0);
+        let mut out = Vec::new();
+        let mut p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        p[1] = 0x02; // ECT(0)
+        p[10] = 0;
+        p[11] = 0;
+        let sum = p[..20]
+            .chunks(2)
+            .fold(0u32, |s, w| s + u16::from_be_bytes([w[0], w[1]]) as u32);
+        let sum = (sum & 0xffff) + (sum >> 16);
+        p[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        for _ in 0..300 {
+            feed(&mut e, 0, Side::Snd, &p, &mut out);
+        }
+        run(&mut e, 2_000 * PS_PER_MS, &mut out);
+        assert_eq!(out.len(), 300);
+        assert_eq!(e.forward_port().drops, 0);
+        let marked: Vec<_> = out.iter().filter(|(_, _, b)| wire::ecn(b) == 3).collect();
+        assert!(marked.len() >= 3, "{} marked", marked.len());
+        // Delivered at t ≥ 100 ms + one-way delay: none before CoDel's first interval.
+        let first = marked.iter().map(|(t, _, _)| *t).min().unwrap();
+        assert!(first >= 100 * PS_PER_MS, "first mark at {first}");
+        for (_, _, b) in &marked {
+            let s = b[..20]
+                .chunks(2)
+                .fold(0u32, |s, w| s + u16::from_be_bytes([w[0], w[1]]) as u32);
+            assert_eq!((s & 0xffff) + (s >> 16), 0xffff, "checksum");
+        }
     }
 
     #[test]
@@ -799,11 +961,15 @@ mod tests {
         }
         run(&mut e, 2_000 * PS_PER_MS, &mut out);
         let (flows, queue) = e.take_columns();
-        let Column::U64(bytes) = &flows[2].1 else { panic!() };
+        let Column::U64(bytes) = &flows[2].1 else {
+            panic!()
+        };
         assert_eq!(bytes.len(), 10);
         assert_eq!(bytes[0], 99 * 1500);
         assert_eq!(bytes[1], 51 * 1500);
-        let Column::U64(backlog) = &queue[2].1 else { panic!() };
+        let Column::U64(backlog) = &queue[2].1 else {
+            panic!()
+        };
         assert_eq!(backlog[0], 50); // 150 − 99 sent − 1 on the wire
         let (d, _) = e.queue_delay();
         assert_eq!(d.count(), 150);
@@ -816,21 +982,51 @@ mod tests {
         e.start(0);
         let mut out = Vec::new();
         let isn = 0xffff_f000u32; // wraps during the test
-        feed(&mut e, 0, Side::Snd, &build_tcp(40000, 5000, isn, 0, SYN, 0), &mut out);
+        feed(
+            &mut e,
+            0,
+            Side::Snd,
+            &build_tcp(40000, 5000, isn, 0, SYN, 0),
+            &mut out,
+        );
         let mut seq = isn.wrapping_add(1);
         for k in 0..4u64 {
             let t = PS_PER_MS * (1 + k);
-            feed(&mut e, t, Side::Snd, &build_tcp(40000, 5000, seq, 0, ACK, 1448), &mut out);
+            feed(
+                &mut e,
+                t,
+                Side::Snd,
+                &build_tcp(40000, 5000, seq, 0, ACK, 1448),
+                &mut out,
+            );
             seq = seq.wrapping_add(1448);
         }
         // Retransmit the second segment: duplicate payload, and Karn.
         let second = isn.wrapping_add(1 + 1448);
-        feed(&mut e, 5 * PS_PER_MS, Side::Snd, &build_tcp(40000, 5000, second, 0, ACK, 1448), &mut out);
+        feed(
+            &mut e,
+            5 * PS_PER_MS,
+            Side::Snd,
+            &build_tcp(40000, 5000, second, 0, ACK, 1448),
+            &mut out,
+        );
         // ACK of the first segment arrives at the sender 10 ms after its delivery + 10 ms.
         let ack1 = isn.wrapping_add(1 + 1448);
-        feed(&mut e, 12 * PS_PER_MS, Side::Rcv, &build_tcp(5000, 40000, 1, ack1, ACK, 0), &mut out);
+        feed(
+            &mut e,
+            12 * PS_PER_MS,
+            Side::Rcv,
+            &build_tcp(5000, 40000, 1, ack1, ACK, 0),
+            &mut out,
+        );
         let ack_all = seq;
-        feed(&mut e, 13 * PS_PER_MS, Side::Rcv, &build_tcp(5000, 40000, 1, ack_all, ACK, 0), &mut out);
+        feed(
+            &mut e,
+            13 * PS_PER_MS,
+            Side::Rcv,
+            &build_tcp(5000, 40000, 1, ack_all, ACK, 0),
+            &mut out,
+        );
         run(&mut e, 2_000 * PS_PER_MS, &mut out);
         let fr = e.flow_reports();
         assert_eq!(fr[0].payload_total, 4 * 1448);
@@ -858,7 +1054,13 @@ mod tests {
         assert_eq!(e.forward_port().random_drops, expected);
         // ACKs (no payload) are never dropped at random.
         for k in 0..100u64 {
-            feed(&mut e, (300 + k) * PS_PER_MS, Side::Snd, &build_tcp(40000, 5000, 1, 0, ACK, 0), &mut out);
+            feed(
+                &mut e,
+                (300 + k) * PS_PER_MS,
+                Side::Snd,
+                &build_tcp(40000, 5000, 1, 0, ACK, 0),
+                &mut out,
+            );
         }
         assert_eq!(e.forward_port().random_drops, expected);
     }

@@ -35,6 +35,32 @@ fn be32(b: &[u8], i: usize) -> u32 {
     u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
+/// The ECN field of an IPv4 packet (RFC 3168 §5: 0 Not-ECT, 2 ECT(0),
+/// 1 ECT(1), 3 CE); 0 for anything shorter than an IPv4 header.
+pub fn ecn(b: &[u8]) -> u8 {
+    if b.len() < 20 || b[0] >> 4 != 4 {
+        return 0;
+    }
+    b[1] & 0x03
+}
+
+/// Sets CE in an IPv4 header and updates its checksum incrementally
+/// (RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m')).
+pub fn set_ce(b: &mut [u8]) {
+    if b.len() < 20 || b[0] >> 4 != 4 {
+        return;
+    }
+    let old = be16(b, 0);
+    b[1] |= 0x03;
+    let new = be16(b, 0);
+    let mut sum = (!be16(b, 10) as u32) + (!old as u32 & 0xffff) + new as u32;
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let hc = !(sum as u16);
+    b[10..12].copy_from_slice(&hc.to_be_bytes());
+}
+
 /// Parses the IPv4 and TCP headers at the start of `b`. Anything that is not
 /// a well-formed IPv4 packet gives `ipv4 = false`; IPv4 that is not a whole
 /// TCP header gives `tcp = false`.
@@ -111,7 +137,10 @@ mod tests {
         assert_eq!(b.len(), 1500);
         let m = parse(&b);
         assert!(m.ipv4 && m.tcp);
-        assert_eq!((m.sport, m.dport, m.seq, m.ack, m.flags, m.payload), (40000, 5001, 0xffff_fff0, 7, ACK, 1448));
+        assert_eq!(
+            (m.sport, m.dport, m.seq, m.ack, m.flags, m.payload),
+            (40000, 5001, 0xffff_fff0, 7, ACK, 1448)
+        );
     }
 
     #[test]
@@ -125,6 +154,36 @@ mod tests {
         let mut b = build_tcp(1, 2, 3, 4, 0, 0);
         b[2..4].copy_from_slice(&2000u16.to_be_bytes()); // length beyond the buffer
         assert!(!parse(&b).ipv4);
+    }
+
+    /// RFC 1071 checksum of an IPv4 header: 0 when the header is intact.
+    fn header_sum(b: &[u8]) -> u16 {
+        let ihl = ((b[0] & 0x0f) as usize) * 4;
+        let mut s: u32 = b[..ihl]
+            .chunks(2)
+            .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
+            .sum();
+        while s >> 16 != 0 {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        !(s as u16)
+    }
+
+    #[test]
+    fn ce_mark_keeps_the_header_checksum_valid() {
+        let mut b = build_tcp(40000, 5001, 1, 7, ACK, 100);
+        b[1] = 0x02; // ECT(0)
+                     // Recompute the checksum for the ECT(0) header first.
+        b[10] = 0;
+        b[11] = 0;
+        let hc = header_sum(&b);
+        b[10..12].copy_from_slice(&hc.to_be_bytes());
+        assert_eq!(header_sum(&b), 0);
+        assert_eq!(ecn(&b), 2);
+        set_ce(&mut b);
+        assert_eq!(ecn(&b), 3);
+        assert_eq!(header_sum(&b), 0);
+        assert_eq!(parse(&b).payload, 100);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `ccarena._core`: the compiled core seen from Python.
 //!
-//! Three functions cross the boundary: `cc_algorithms()` (the registry),
+//! Four functions cross the boundary: `cc_algorithms()` (the registry),
+//! `qdisc_catalogue()` (the queue disciplines and their parameters),
 //! `cc_resolve(name, params)` (parameter validation with defaults filled in)
 //! and `simulate(config)` (one whole run). The Python layer validates the
 //! experiment file and hands `simulate` a fully resolved config of plain
@@ -11,9 +12,10 @@ use cc::registry::{self, ParamDefault, ParamKind, ParamValue};
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use sim::qdisc::{DefaultValue as QdiscDefault, ParamType as QdiscParamType, QdiscConfig};
 use sim::{
-    App, Arrivals, Column, Config, Direction, FlowConfig, LinkConfig, LossModel, QueueLimit, Recovery, RttDist, SizeDist,
-    TcpSource, UdpPattern, UdpSource,
+    App, Arrivals, Column, Config, Direction, FlowConfig, LinkConfig, LossModel, QueueLimit,
+    Recovery, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource,
 };
 
 fn param_value(v: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
@@ -47,12 +49,16 @@ fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue
     if let Some(d) = d {
         for (k, v) in d.iter() {
             let k: String = k.extract()?;
-            let pv = param_value(&v).map_err(|e| PyValueError::new_err((k.clone(), e.to_string())))?;
+            let pv =
+                param_value(&v).map_err(|e| PyValueError::new_err((k.clone(), e.to_string())))?;
             out.push((k, pv));
         }
     }
     Ok(out)
 }
+
+/// Events handled between two checks for signals (about 0.1 s of engine time).
+const SLICE_EVENTS: u64 = 2_000_000;
 
 /// The registry as a list of dicts: name, summary, source, default_recovery,
 /// unconfirmed, needs_pacing, params (name, type, default, min, max, choices, doc).
@@ -103,13 +109,66 @@ fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
     Ok(list.unbind())
 }
 
+/// The queue disciplines as a list of dicts: name, summary, source, params
+/// (name, type ("float", "int", "bool" or "choice"), default, min, max,
+/// choices, doc). The link table's `qdisc` dict takes `kind` = name plus
+/// any of these parameters.
+#[pyfunction]
+fn qdisc_catalogue(py: Python<'_>) -> PyResult<Py<PyList>> {
+    let list = PyList::empty(py);
+    for q in sim::qdisc_catalogue() {
+        let d = PyDict::new(py);
+        d.set_item("name", q.name)?;
+        d.set_item("summary", q.summary)?;
+        d.set_item("source", q.source)?;
+        let ps = PyList::empty(py);
+        for p in q.params {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("doc", p.doc)?;
+            if p.choices.is_empty() {
+                pd.set_item("type", p.ty.name())?;
+            } else {
+                pd.set_item("type", "choice")?;
+                pd.set_item("choices", p.choices.to_vec())?;
+            }
+            match p.ty {
+                QdiscParamType::Int => {
+                    pd.set_item("min", p.min.map(|x| x as i64))?;
+                    pd.set_item("max", p.max.map(|x| x as i64))?;
+                }
+                QdiscParamType::Float => {
+                    pd.set_item("min", p.min)?;
+                    pd.set_item("max", p.max)?;
+                }
+                _ => {}
+            }
+            match p.default {
+                QdiscDefault::Bool(b) => pd.set_item("default", b)?,
+                QdiscDefault::Int(i) => pd.set_item("default", i)?,
+                QdiscDefault::Float(x) => pd.set_item("default", x)?,
+                QdiscDefault::Str(s) => pd.set_item("default", s)?,
+            }
+            ps.append(pd)?;
+        }
+        d.set_item("params", ps)?;
+        list.append(d)?;
+    }
+    Ok(list.unbind())
+}
+
 /// Validates an algorithm's parameters and returns them with defaults filled
 /// in. Raises `ValueError((param_or_None, message))` on bad input.
 #[pyfunction]
 #[pyo3(signature = (name, params=None))]
-fn cc_resolve(py: Python<'_>, name: &str, params: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyDict>> {
+fn cc_resolve(
+    py: Python<'_>,
+    name: &str,
+    params: Option<Bound<'_, PyDict>>,
+) -> PyResult<Py<PyDict>> {
     let given = params_from(params)?;
-    let resolved = registry::resolve_params(name, &given).map_err(|e| PyValueError::new_err((e.param, e.message)))?;
+    let resolved = registry::resolve_params(name, &given)
+        .map_err(|e| PyValueError::new_err((e.param, e.message)))?;
     let d = PyDict::new(py);
     for (k, v) in &resolved.0 {
         d.set_item(k, py_value(py, v)?)?;
@@ -119,29 +178,44 @@ fn cc_resolve(py: Python<'_>, name: &str, params: Option<Bound<'_, PyDict>>) -> 
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     match d.get_item(key)? {
-        Some(v) => v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}"))),
+        Some(v) => v
+            .extract()
+            .map_err(|e| PyValueError::new_err(format!("config key {key}: {e}"))),
         None => Err(PyKeyError::new_err(format!("config key {key} is missing"))),
     }
 }
 
 fn get_opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
     match d.get_item(key)? {
-        Some(v) if !v.is_none() => Ok(Some(v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}")))?)),
+        Some(v) if !v.is_none() => {
+            Ok(Some(v.extract().map_err(|e| {
+                PyValueError::new_err(format!("config key {key}: {e}"))
+            })?))
+        }
         _ => Ok(None),
     }
 }
 
 fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
-    let limit = match (get_opt::<u64>(d, "buffer_pkts")?, get_opt::<u64>(d, "buffer_bytes")?) {
+    let limit = match (
+        get_opt::<u64>(d, "buffer_pkts")?,
+        get_opt::<u64>(d, "buffer_bytes")?,
+    ) {
         (Some(p), None) => QueueLimit::Packets(p),
         (None, Some(b)) => QueueLimit::Bytes(b),
-        _ => return Err(PyValueError::new_err("exactly one of buffer_pkts and buffer_bytes must be given")),
+        _ => {
+            return Err(PyValueError::new_err(
+                "exactly one of buffer_pkts and buffer_bytes must be given",
+            ))
+        }
     };
     let loss_model = match get_opt::<Bound<'_, PyDict>>(d, "loss_model")? {
         None => None,
         Some(m) => Some(match get::<String>(&m, "kind")?.as_str() {
             "bernoulli" => LossModel::Bernoulli { p: get(&m, "p")? },
-            "periodic" => LossModel::Periodic { period: get(&m, "period")? },
+            "periodic" => LossModel::Periodic {
+                period: get(&m, "period")?,
+            },
             "gilbert" => LossModel::GilbertElliott {
                 p_gb: get(&m, "p_gb")?,
                 p_bg: get(&m, "p_bg")?,
@@ -151,7 +225,20 @@ fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
             other => return Err(PyValueError::new_err(format!("unknown loss model {other}"))),
         }),
     };
+    let qdisc = match get_opt::<Bound<'_, PyDict>>(d, "qdisc")? {
+        None => QdiscConfig::DropTail,
+        Some(q) => {
+            let kind: String = get(&q, "kind")?;
+            let params: Vec<_> = params_from(Some(q))?
+                .into_iter()
+                .filter(|(k, _)| k != "kind")
+                .collect();
+            QdiscConfig::from_params(&kind, &params)
+                .map_err(|e| PyValueError::new_err(format!("qdisc: {e}")))?
+        }
+    };
     Ok(LinkConfig {
+        qdisc,
         rate_bps: get(d, "rate_bps")?,
         delay_ns: get_opt(d, "delay_ns")?.unwrap_or(0),
         limit,
@@ -171,9 +258,17 @@ fn direction_from(d: &Bound<'_, PyDict>) -> PyResult<Direction> {
 
 fn sizes_from(d: &Bound<'_, PyDict>) -> PyResult<SizeDist> {
     Ok(match get::<String>(d, "kind")?.as_str() {
-        "fixed" => SizeDist::Fixed { bytes: get(d, "bytes")? },
-        "pareto" => SizeDist::Pareto { min: get(d, "min")?, shape: get(d, "shape")? },
-        "lognormal" => SizeDist::Lognormal { mu: get(d, "mu")?, sigma: get(d, "sigma")? },
+        "fixed" => SizeDist::Fixed {
+            bytes: get(d, "bytes")?,
+        },
+        "pareto" => SizeDist::Pareto {
+            min: get(d, "min")?,
+            shape: get(d, "shape")?,
+        },
+        "lognormal" => SizeDist::Lognormal {
+            mu: get(d, "mu")?,
+            sigma: get(d, "sigma")?,
+        },
         "surge" => SizeDist::Surge {
             body: get(d, "body")?,
             mu: get(d, "mu")?,
@@ -181,29 +276,53 @@ fn sizes_from(d: &Bound<'_, PyDict>) -> PyResult<SizeDist> {
             tail_min: get(d, "tail_min")?,
             tail_shape: get(d, "tail_shape")?,
         },
-        "exponential" => SizeDist::Exponential { mean: get(d, "mean")? },
-        other => return Err(PyValueError::new_err(format!("unknown size distribution {other}"))),
+        "exponential" => SizeDist::Exponential {
+            mean: get(d, "mean")?,
+        },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown size distribution {other}"
+            )))
+        }
     })
 }
 
 fn rtt_from(d: &Bound<'_, PyDict>) -> PyResult<RttDist> {
     Ok(match get::<String>(d, "kind")?.as_str() {
-        "fixed" => RttDist::Fixed { rtt_ns: get(d, "rtt_ns")? },
+        "fixed" => RttDist::Fixed {
+            rtt_ns: get(d, "rtt_ns")?,
+        },
         "exponential" => RttDist::ExponentialOneWay {
             mean_one_way_ns: get(d, "mean_one_way_ns")?,
             min_rtt_ns: get_opt(d, "min_rtt_ns")?.unwrap_or(0),
         },
-        "uniform" => RttDist::Uniform { lo_ns: get(d, "lo_ns")?, hi_ns: get(d, "hi_ns")? },
-        other => return Err(PyValueError::new_err(format!("unknown RTT distribution {other}"))),
+        "uniform" => RttDist::Uniform {
+            lo_ns: get(d, "lo_ns")?,
+            hi_ns: get(d, "hi_ns")?,
+        },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown RTT distribution {other}"
+            )))
+        }
     })
 }
 
 fn tcp_source_from(d: &Bound<'_, PyDict>) -> PyResult<TcpSource> {
     let arr: Bound<'_, PyDict> = get(d, "arrivals")?;
     let arrivals = match get::<String>(&arr, "kind")?.as_str() {
-        "poisson" => Arrivals::Poisson { rate: get(&arr, "rate")? },
-        "sessions" => Arrivals::Sessions { sessions: get(&arr, "sessions")?, off_mean_ns: get(&arr, "off_mean_ns")? },
-        other => return Err(PyValueError::new_err(format!("unknown arrival process {other}"))),
+        "poisson" => Arrivals::Poisson {
+            rate: get(&arr, "rate")?,
+        },
+        "sessions" => Arrivals::Sessions {
+            sessions: get(&arr, "sessions")?,
+            off_mean_ns: get(&arr, "off_mean_ns")?,
+        },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown arrival process {other}"
+            )))
+        }
     };
     Ok(TcpSource {
         name: get(d, "name")?,
@@ -226,7 +345,11 @@ fn udp_source_from(d: &Bound<'_, PyDict>) -> PyResult<UdpSource> {
     let pattern = match get::<String>(d, "pattern")?.as_str() {
         "cbr" => UdpPattern::Cbr,
         "poisson" => UdpPattern::Poisson,
-        other => return Err(PyValueError::new_err(format!("unknown UDP pattern {other}"))),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown UDP pattern {other}"
+            )))
+        }
     };
     Ok(UdpSource {
         name: get(d, "name")?,
@@ -249,8 +372,12 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
         let app_kind: String = get(&f, "app")?;
         let app = match app_kind.as_str() {
             "bulk" => App::Bulk,
-            "fixed" => App::Fixed { bytes: get(&f, "app_bytes")? },
-            "rate" => App::Rate { bps: get(&f, "app_rate_bps")? },
+            "fixed" => App::Fixed {
+                bytes: get(&f, "app_bytes")?,
+            },
+            "rate" => App::Rate {
+                bps: get(&f, "app_rate_bps")?,
+            },
             other => return Err(PyValueError::new_err(format!("unknown app kind {other}"))),
         };
         let recovery = match get_opt::<String>(&f, "recovery")?.as_deref() {
@@ -273,6 +400,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
             recovery,
             app,
             reverse: get_opt(&f, "reverse")?.unwrap_or(false),
+            ect: get_opt(&f, "ect")?.unwrap_or(false),
         });
     }
     let mut tcp_sources = Vec::new();
@@ -317,9 +445,24 @@ fn columns<'py>(py: Python<'py>, cols: &[(&'static str, Column)]) -> PyResult<Bo
 /// `flows_trace` and `queue_trace` (column name → (numpy dtype, bytes)),
 /// `flows` (per-flow statistics), `queue`, `conservation` and `stats`.
 #[pyfunction]
-fn simulate(py: Python<'_>, config: Bound<'_, PyDict>) -> PyResult<Py<PyDict>> {
+#[pyo3(signature = (config, progress=None))]
+fn simulate(py: Python<'_>, config: Bound<'_, PyDict>, progress: Option<PyObject>) -> PyResult<Py<PyDict>> {
     let cfg = config_from(&config)?;
-    let out = py.allow_threads(|| sim::run(&cfg)).map_err(PyRuntimeError::new_err)?;
+    let mut engine = sim::Simulator::new(&cfg).map_err(PyValueError::new_err)?;
+    let t0 = std::time::Instant::now();
+    // In slices of about a tenth of a second, so that Ctrl-C and SIGTERM take effect
+    // (the signal handlers run between slices) and progress can be drawn.
+    loop {
+        let done = py.allow_threads(|| engine.run_events(SLICE_EVENTS));
+        py.check_signals()?;
+        if let Some(cb) = &progress {
+            cb.call1(py, (engine.now_ns(), engine.bottleneck_data_packets(), t0.elapsed().as_secs_f64()))?;
+        }
+        if done {
+            break;
+        }
+    }
+    let out = engine.finish(t0.elapsed().as_secs_f64()).map_err(PyRuntimeError::new_err)?;
     let d = PyDict::new(py);
     d.set_item("flows_trace", columns(py, &out.flow_columns)?)?;
     d.set_item("queue_trace", columns(py, &out.queue_columns)?)?;
@@ -356,13 +499,31 @@ fn simulate(py: Python<'_>, config: Bound<'_, PyDict>) -> PyResult<Py<PyDict>> {
     let t = &out.transfers;
     let transfer_cols: Vec<(&'static str, Column)> = vec![
         ("source", Column::U32(t.iter().map(|r| r.source).collect())),
-        ("session", Column::U32(t.iter().map(|r| r.session.unwrap_or(u32::MAX)).collect())),
-        ("size_bytes", Column::U64(t.iter().map(|r| r.size_bytes).collect())),
-        ("start_ns", Column::U64(t.iter().map(|r| r.start_ns).collect())),
-        ("fct_ns", Column::U64(t.iter().map(|r| r.fct_ns.unwrap_or(u64::MAX)).collect())),
+        (
+            "session",
+            Column::U32(t.iter().map(|r| r.session.unwrap_or(u32::MAX)).collect()),
+        ),
+        (
+            "size_bytes",
+            Column::U64(t.iter().map(|r| r.size_bytes).collect()),
+        ),
+        (
+            "start_ns",
+            Column::U64(t.iter().map(|r| r.start_ns).collect()),
+        ),
+        (
+            "fct_ns",
+            Column::U64(t.iter().map(|r| r.fct_ns.unwrap_or(u64::MAX)).collect()),
+        ),
         ("rtt_ns", Column::U64(t.iter().map(|r| r.rtt_ns).collect())),
-        ("reverse", Column::U32(t.iter().map(|r| r.reverse as u32).collect())),
-        ("delivered_bytes", Column::U64(t.iter().map(|r| r.delivered_bytes).collect())),
+        (
+            "reverse",
+            Column::U32(t.iter().map(|r| r.reverse as u32).collect()),
+        ),
+        (
+            "delivered_bytes",
+            Column::U64(t.iter().map(|r| r.delivered_bytes).collect()),
+        ),
     ];
     d.set_item("transfers", columns(py, &transfer_cols)?)?;
     let sources = PyList::empty(py);
@@ -393,6 +554,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(cc_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_catalogue, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("__rustc__", env!("CCARENA_RUSTC_VERSION"))?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! `--repeat` times (default 3) and the best run is reported, since the
 //! machine may be shared.
 
-use sim::{App, Config, FlowConfig, LinkConfig, QueueLimit};
+use sim::qdisc::ParamValue;
+use sim::{App, Config, FlowConfig, LinkConfig, QdiscConfig, QueueLimit};
 
 fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) -> Config {
     let bdp_pkts = (rate_bps as f64 * rtt_ms as f64 / 1000.0 / 8.0 / 1500.0).round() as u64;
@@ -23,14 +24,29 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
         recovery: None,
         app: App::Bulk,
         reverse: false,
+        ect: false,
     };
     Config {
         seed: 1,
         duration_ns: secs * 1_000_000_000,
         interval_ns: 100_000_000,
         trace,
-        bottleneck: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0, loss_model: None },
-        reverse: LinkConfig { rate_bps, delay_ns: 0, limit: QueueLimit::Packets(bdp_pkts), loss: 0.0, loss_model: None },
+        bottleneck: LinkConfig {
+            rate_bps,
+            delay_ns: 0,
+            limit: QueueLimit::Packets(bdp_pkts),
+            loss: 0.0,
+            loss_model: None,
+            qdisc: Default::default(),
+        },
+        reverse: LinkConfig {
+            rate_bps,
+            delay_ns: 0,
+            limit: QueueLimit::Packets(bdp_pkts),
+            loss: 0.0,
+            loss_model: None,
+            qdisc: Default::default(),
+        },
         flows: vec![f; flows],
         tcp_sources: vec![],
         udp_sources: vec![],
@@ -43,17 +59,50 @@ fn main() {
         .nth(1)
         .map(|v| v.parse().expect("--repeat takes a number"))
         .unwrap_or(3);
+    let with_qdisc = |kind: &str| {
+        let mut c = scenario(10, 1_000_000_000, 100, 20, true);
+        // RED's default thresholds (5/15 packets) would starve a 1 Gbit/s,
+        // 8333-packet BDP link; scale them to the buffer (1/10 and 3/10).
+        let params = match kind {
+            "red" => vec![
+                ("min_th".to_string(), ParamValue::Float(833.0)),
+                ("max_th".to_string(), ParamValue::Float(2500.0)),
+            ],
+            _ => vec![],
+        };
+        c.bottleneck.qdisc = QdiscConfig::from_params(kind, &params).expect("valid parameters");
+        c
+    };
     let cases = [
-        ("a: 2 cubic, 100 Mbit/s, 100 ms, 1 BDP, 60 s, 100 ms probes", scenario(2, 100_000_000, 100, 60, true)),
-        ("b: 10 cubic, 1 Gbit/s, 100 ms, 1 BDP, 20 s", scenario(10, 1_000_000_000, 100, 20, true)),
-    ];
-    println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
+        (
+            "a: 2 cubic, 100 Mbit/s, 100 ms, 1 BDP, 60 s, 100 ms probes".to_string(),
+            scenario(2, 100_000_000, 100, 60, true),
+        ),
+        (
+            "b: 10 cubic, 1 Gbit/s, 100 ms, 1 BDP, 20 s".to_string(),
+            scenario(10, 1_000_000_000, 100, 20, true),
+        ),
+    ]
+    .into_iter()
+    // Scenario b with each AQM (same buffer; defaults except RED's thresholds).
+    .chain(
+        ["red", "codel", "pie", "fq_codel"]
+            .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),
+    );
+    println!(
+        "{:<58} {:>14} {:>14} {:>10}",
+        "scenario", "data pkts/s", "events/s", "engine s"
+    );
     for (name, cfg) in cases {
         let mut best: Option<(f64, f64, f64)> = None;
         for _ in 0..repeat {
             let out = sim::run(&cfg).expect("benchmark run failed");
             let s = out.engine_seconds;
-            let r = (out.bottleneck_data_packets as f64 / s, out.events as f64 / s, s);
+            let r = (
+                out.bottleneck_data_packets as f64 / s,
+                out.events as f64 / s,
+                s,
+            );
             if best.is_none_or(|b| r.0 > b.0) {
                 best = Some(r);
             }

@@ -20,17 +20,23 @@ pub mod event;
 pub mod hist;
 pub mod net;
 pub mod packet;
+pub mod qdisc;
 pub mod rng;
 pub mod sim;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;
+pub mod xcp_router;
 
 pub use net::QueueLimit;
+pub use qdisc::{catalogue as qdisc_catalogue, QdiscConfig};
 pub use sim::{run, Simulator};
 pub use tcp::sender::{App, Recovery};
 pub use trace::Column;
-pub use traffic::{Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource};
+pub use xcp_router::XcpConfig;
+pub use traffic::{
+    Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource,
+};
 
 use cc::ParamValue;
 
@@ -45,6 +51,8 @@ pub struct LinkConfig {
     pub loss: f64,
     /// A bursty loss process used instead of `loss` when set.
     pub loss_model: Option<LossModel>,
+    /// Queue discipline; `limit` is its capacity.
+    pub qdisc: QdiscConfig,
 }
 
 impl LinkConfig {
@@ -78,6 +86,9 @@ pub struct FlowConfig {
     /// Data flow from the receivers' side: through the reverse link, with
     /// their ACKs through the bottleneck.
     pub reverse: bool,
+    /// Mark the flow's data packets ECN-capable (ECT(0)). Only sets the bit
+    /// for queue disciplines to see; the sender does not react to ECE.
+    pub ect: bool,
 }
 
 /// A whole experiment, fully resolved.
@@ -155,11 +166,20 @@ pub struct QueueStats {
     pub delay: hist::Histogram,
     pub reverse_drops: u64,
     pub reverse_delay: hist::Histogram,
+    /// Name of the bottleneck's discipline.
+    pub qdisc: &'static str,
+    /// CE marks at the bottleneck and the reverse port.
+    pub marks: u64,
+    pub reverse_marks: u64,
+    /// Bottleneck drops chosen by the discipline (RED/PIE early drops,
+    /// CoDel head drops), included in `drops`; the rest of `drops` is
+    /// buffer overflow and random loss.
+    pub aqm_drops: u64,
 }
 
 impl QueueStats {
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut c = vec![
             ("arrivals", self.arrivals),
             ("drops", self.drops),
             ("random_drops", self.random_drops),
@@ -167,7 +187,14 @@ impl QueueStats {
             ("tx_bytes", self.tx_bytes),
             ("max_backlog_pkts", self.max_backlog_pkts),
             ("reverse_drops", self.reverse_drops),
-        ]
+        ];
+        // DropTail runs keep exactly the counters they had before AQMs existed.
+        if self.qdisc != "droptail" {
+            c.push(("marks", self.marks));
+            c.push(("aqm_drops", self.aqm_drops));
+            c.push(("reverse_marks", self.reverse_marks));
+        }
+        c
     }
 
     /// Queueing-delay statistics in µs.
@@ -178,7 +205,10 @@ impl QueueStats {
             ("delay_p50_us", us(self.delay.quantile(0.5))),
             ("delay_p99_us", us(self.delay.quantile(0.99))),
             ("reverse_delay_p50_us", us(self.reverse_delay.quantile(0.5))),
-            ("reverse_delay_p99_us", us(self.reverse_delay.quantile(0.99))),
+            (
+                "reverse_delay_p99_us",
+                us(self.reverse_delay.quantile(0.99)),
+            ),
         ]
     }
 }

@@ -16,93 +16,7 @@ pub enum Hop {
     Sender(u32),
 }
 
-/// Queue capacity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueLimit {
-    Packets(u64),
-    Bytes(u64),
-}
-
-/// Tail-drop FIFO limited in packets or bytes.
-#[derive(Debug)]
-pub struct DropTail {
-    pub limit: QueueLimit,
-    q: VecDeque<PacketId>,
-    bytes: u64,
-}
-
-impl DropTail {
-    pub fn new(limit: QueueLimit) -> DropTail {
-        DropTail { limit, q: VecDeque::with_capacity(1024), bytes: 0 }
-    }
-
-    /// Admits the packet, or returns false (tail drop) if it would exceed the limit.
-    #[inline]
-    pub fn enqueue(&mut self, id: PacketId, wire_len: u32) -> bool {
-        let fits = match self.limit {
-            QueueLimit::Packets(n) => (self.q.len() as u64) < n,
-            QueueLimit::Bytes(b) => self.bytes + wire_len as u64 <= b,
-        };
-        if fits {
-            self.q.push_back(id);
-            self.bytes += wire_len as u64;
-        }
-        fits
-    }
-
-    #[inline]
-    pub fn dequeue(&mut self, wire_len_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
-        let id = self.q.pop_front()?;
-        self.bytes -= wire_len_of(id) as u64;
-        Some(id)
-    }
-
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-}
-
-/// Queue disciplines, dispatched statically.
-#[derive(Debug)]
-pub enum Qdisc {
-    DropTail(DropTail),
-}
-
-impl Qdisc {
-    #[inline]
-    pub fn enqueue(&mut self, id: PacketId, wire_len: u32) -> bool {
-        match self {
-            Qdisc::DropTail(q) => q.enqueue(id, wire_len),
-        }
-    }
-    #[inline]
-    pub fn dequeue(&mut self, wire_len_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
-        match self {
-            Qdisc::DropTail(q) => q.dequeue(wire_len_of),
-        }
-    }
-    pub fn len(&self) -> usize {
-        match self {
-            Qdisc::DropTail(q) => q.len(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub fn bytes(&self) -> u64 {
-        match self {
-            Qdisc::DropTail(q) => q.bytes(),
-        }
-    }
-}
+pub use crate::qdisc::{DropTail, Qdisc, QueueLimit};
 
 /// Direction of a port in the dumbbell: data (forward) or ACK (reverse).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,11 +45,16 @@ pub struct Port {
 }
 
 impl Port {
+    /// A port with a tail-drop queue.
     pub fn new(dir: Dir, rate_bps: u64, limit: QueueLimit, loss: f64) -> Port {
+        Port::with_qdisc(dir, rate_bps, Qdisc::DropTail(DropTail::new(limit)), loss)
+    }
+
+    pub fn with_qdisc(dir: Dir, rate_bps: u64, qdisc: Qdisc, loss: f64) -> Port {
         Port {
             dir,
             rate_bps,
-            qdisc: Qdisc::DropTail(DropTail::new(limit)),
+            qdisc,
             busy: None,
             loss,
             arrivals: 0,
@@ -170,7 +89,11 @@ pub struct DelayLine {
 
 impl DelayLine {
     pub fn new(delay: Time, next: Hop) -> DelayLine {
-        DelayLine { delay, next, q: VecDeque::with_capacity(256) }
+        DelayLine {
+            delay,
+            next,
+            q: VecDeque::with_capacity(256),
+        }
     }
 
     /// Adds a packet at `now`; returns its arrival time if the line was empty
@@ -220,22 +143,6 @@ mod tests {
         assert_eq!(p.tx_time(1500), 120_000_000); // 1500 B at 100 Mbit/s = 120 µs
         let p = Port::new(Dir::Forward, 1_000_000_000, QueueLimit::Packets(10), 0.0);
         assert_eq!(p.tx_time(1500), 12_000_000);
-    }
-
-    #[test]
-    fn droptail_limits() {
-        let mut q = DropTail::new(QueueLimit::Packets(2));
-        assert!(q.enqueue(1, 1500));
-        assert!(q.enqueue(2, 1500));
-        assert!(!q.enqueue(3, 1500));
-        let mut q = DropTail::new(QueueLimit::Bytes(3000));
-        assert!(q.enqueue(1, 1500));
-        assert!(q.enqueue(2, 1000));
-        assert!(!q.enqueue(3, 600));
-        assert!(q.enqueue(4, 500));
-        assert_eq!(q.bytes(), 3000);
-        assert_eq!(q.dequeue(|id| [0, 1500, 1000, 0, 500][id as usize]), Some(1));
-        assert_eq!(q.bytes(), 1500);
     }
 
     #[test]

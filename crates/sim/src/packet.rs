@@ -70,7 +70,11 @@ impl Packet {
     }
 
     pub fn ack(flow: u32, cum: u64, wire_len: u32) -> Packet {
-        Packet { kind: Kind::Ack, payload: 0, ..Packet::data(flow, cum, 0, wire_len) }
+        Packet {
+            kind: Kind::Ack,
+            payload: 0,
+            ..Packet::data(flow, cum, 0, wire_len)
+        }
     }
 }
 
@@ -84,7 +88,11 @@ pub struct PacketArena {
 
 impl PacketArena {
     pub fn new() -> PacketArena {
-        PacketArena { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), live: 0 }
+        PacketArena {
+            slots: Vec::with_capacity(4096),
+            free: Vec::with_capacity(4096),
+            live: 0,
+        }
     }
 
     #[inline]
@@ -121,5 +129,32 @@ impl PacketArena {
     /// Packets currently allocated.
     pub fn live(&self) -> u64 {
         self.live
+    }
+}
+
+impl crate::qdisc::PacketView for PacketArena {
+    #[inline]
+    fn wire_len(&self, id: PacketId) -> u32 {
+        self.get(id).wire_len
+    }
+    #[inline]
+    fn enqueued_at(&self, id: PacketId) -> u64 {
+        self.get(id).enqueued_at
+    }
+    #[inline]
+    fn ect(&self, id: PacketId) -> bool {
+        self.get(id).ect
+    }
+    #[inline]
+    fn set_ce(&mut self, id: PacketId) {
+        self.get_mut(id).ce = true;
+    }
+    /// FQ-CoDel's flow identity: the slot or UDP source index and the packet
+    /// kind (data, ACK, datagram), so a flow's data and its ACKs and a UDP
+    /// source and a TCP slot of the same index hash apart.
+    #[inline]
+    fn flow_key(&self, id: PacketId) -> u64 {
+        let p = self.get(id);
+        ((p.flow as u64) << 2) | p.kind as u64
     }
 }

@@ -23,7 +23,12 @@ impl Rng {
     /// A generator for `stream` of the simulation seeded with `seed`.
     pub fn new(seed: u64, stream: u64) -> Rng {
         let mut x = seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        let s = [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)];
+        let s = [
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+            splitmix64(&mut x),
+        ];
         Rng { s }
     }
 
@@ -53,9 +58,24 @@ mod tests {
 
     #[test]
     fn streams_differ_and_repeat() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::new(1, 0); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::new(1, 0); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::new(1, 1); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(1, 0);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(1, 0);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(1, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

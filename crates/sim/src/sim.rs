@@ -9,7 +9,7 @@
 
 use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIMER_KINDS};
 use crate::hist::Histogram;
-use crate::net::{DelayLine, Dir, Hop, Port};
+use crate::net::{DelayLine, Dir, Hop, Port, Qdisc};
 use crate::packet::{Kind, Packet, PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::tcp::receiver::Receiver;
@@ -22,6 +22,9 @@ use cc::{CongestionControl, MAX_METRICS};
 /// Random stream numbers, one per random process.
 const STREAM_BOTTLENECK_LOSS: u64 = 1;
 const STREAM_REVERSE_LOSS: u64 = 2;
+/// RED's and PIE's coin flips at the bottleneck and reverse ports.
+const STREAM_BOTTLENECK_QDISC: u64 = 3;
+const STREAM_REVERSE_QDISC: u64 = 4;
 const STREAM_TCP_SOURCE_BASE: u64 = 1_000;
 const STREAM_UDP_SOURCE_BASE: u64 = 2_000;
 /// Per-flow congestion-control seeds use streams STREAM_CC_BASE + flow id;
@@ -60,6 +63,8 @@ struct Flow {
     session: Option<(u32, u32)>,
     /// The transfer finished; the slot is released once drained.
     closing: bool,
+    /// Set ECT on this flow's data packets.
+    ect: bool,
 }
 
 struct TcpSourceState {
@@ -102,6 +107,8 @@ pub struct Simulator {
     flow_trace: FlowTrace,
     queue_trace: QueueTrace,
     interval_drops: u64,
+    /// Bottleneck CE marks counted up to the last probe.
+    last_marks: u64,
     interval_tx_bytes: u64,
     interval_bg_bytes: u64,
     created: u64,
@@ -144,7 +151,11 @@ impl Simulator {
         let d = ns(cfg.bottleneck.delay_ns);
         let b = &cfg.bottleneck;
         let r = &cfg.reverse;
-        let rows = if cfg.trace { (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len() } else { 0 };
+        let rows = if cfg.trace {
+            (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len()
+        } else {
+            0
+        };
         let mut sim = Simulator {
             now: 0,
             end: ns(cfg.duration_ns),
@@ -155,8 +166,30 @@ impl Simulator {
             q: EventQueue::new(),
             arena: PacketArena::new(),
             ports: [
-                Port::new(Dir::Forward, b.rate_bps, b.limit, b.loss),
-                Port::new(Dir::Reverse, r.rate_bps, r.limit, r.loss),
+                Port::with_qdisc(
+                    Dir::Forward,
+                    b.rate_bps,
+                    Qdisc::new(
+                        &b.qdisc,
+                        b.limit,
+                        b.rate_bps,
+                        Rng::new(cfg.seed, STREAM_BOTTLENECK_QDISC),
+                        cfg.seed,
+                    ),
+                    b.loss,
+                ),
+                Port::with_qdisc(
+                    Dir::Reverse,
+                    r.rate_bps,
+                    Qdisc::new(
+                        &r.qdisc,
+                        r.limit,
+                        r.rate_bps,
+                        Rng::new(cfg.seed, STREAM_REVERSE_QDISC),
+                        cfg.seed ^ STREAM_REVERSE_QDISC,
+                    ),
+                    r.loss,
+                ),
             ],
             losses: [
                 Loss::new(b.loss_process(), Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS)),
@@ -176,6 +209,7 @@ impl Simulator {
             flow_trace: FlowTrace::with_capacity(rows.min(50_000_000)),
             queue_trace: QueueTrace::default(),
             interval_drops: 0,
+            last_marks: 0,
             interval_tx_bytes: 0,
             interval_bg_bytes: 0,
             created: 0,
@@ -190,7 +224,9 @@ impl Simulator {
                 None => format!("flows[{i}].cc: {}", e.message),
             })?;
             if ns(f.rtt_ns) / 2 < d {
-                return Err(format!("flows[{i}].rtt: shorter than twice the bottleneck delay"));
+                return Err(format!(
+                    "flows[{i}].rtt: shorter than twice the bottleneck delay"
+                ));
             }
             let recovery = f.recovery.unwrap_or_else(|| default_recovery(&f.cc));
             let scfg = SenderConfig {
@@ -205,9 +241,18 @@ impl Simulator {
             let slot = sim.alloc_slot();
             debug_assert_eq!(slot as usize, i);
             let seed = Rng::new(cfg.seed, STREAM_CC_BASE + i as u64).next_u64();
-            sim.init_slot(slot, scfg, cc, seed, ns(f.rtt_ns), f.reverse, ns(f.start_ns));
+            sim.init_slot(
+                slot,
+                scfg,
+                cc,
+                seed,
+                ns(f.rtt_ns),
+                f.reverse,
+                ns(f.start_ns),
+            );
             let fl = &mut sim.flows[i];
             fl.stop = f.stop_ns.map(ns);
+            fl.ect = f.ect;
             if fl.start < sim.end {
                 sim.q.push(fl.start, Event::FlowStart(i as u32));
             }
@@ -240,7 +285,10 @@ impl Simulator {
                     let gap = (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
                     sim.q.push(start + gap, Event::Arrival(i as u32));
                 }
-                Arrivals::Sessions { sessions, off_mean_ns } => {
+                Arrivals::Sessions {
+                    sessions,
+                    off_mean_ns,
+                } => {
                     for k in 0..sessions {
                         // Each session begins with an idle period, so they do not start in step.
                         let gap = ns(exponential(&mut st.rng, off_mean_ns as f64) as u64);
@@ -252,7 +300,10 @@ impl Simulator {
         }
         for (i, u) in cfg.udp_sources.iter().enumerate() {
             if u.rate_bps == 0 || u.packet_bytes == 0 {
-                return Err(format!("UDP source {} ({}): rate and packet size must be positive", i, u.name));
+                return Err(format!(
+                    "UDP source {} ({}): rate and packet size must be positive",
+                    i, u.name
+                ));
             }
             sim.udp_sources.push(UdpSourceState {
                 cfg: u.clone(),
@@ -281,7 +332,12 @@ impl Simulator {
         }
         let id = self.flows.len() as u32;
         let base = self.lines.len() as u32;
-        for next in [Hop::Port(0), Hop::Receiver(id), Hop::Port(1), Hop::Sender(id)] {
+        for next in [
+            Hop::Port(0),
+            Hop::Receiver(id),
+            Hop::Port(1),
+            Hop::Sender(id),
+        ] {
             self.lines.push(DelayLine::new(0, next));
         }
         let dummy = SenderConfig {
@@ -294,7 +350,11 @@ impl Simulator {
             app: App::Bulk,
         };
         self.flows.push(Flow {
-            sender: Sender::new(id, dummy, cc::build("reno", &[]).expect("reno is registered")),
+            sender: Sender::new(
+                id,
+                dummy,
+                cc::build("reno", &[]).expect("reno is registered"),
+            ),
             receiver: Receiver::new(id, 1, 0, None),
             lines: [base, base + 1, base + 2, base + 3],
             data_port: FWD,
@@ -308,13 +368,23 @@ impl Simulator {
             transfer: None,
             session: None,
             closing: false,
+            ect: false,
         });
         id
     }
 
     /// Sets a slot up for a new connection (its lines are empty).
     #[allow(clippy::too_many_arguments)]
-    fn init_slot(&mut self, slot: u32, scfg: SenderConfig, cc: cc::AnyCc, cc_seed: u64, rtt: Time, reverse: bool, start: Time) {
+    fn init_slot(
+        &mut self,
+        slot: u32,
+        scfg: SenderConfig,
+        cc: cc::AnyCc,
+        cc_seed: u64,
+        rtt: Time,
+        reverse: bool,
+        start: Time,
+    ) {
         let d = self.bottleneck_delay;
         let one_way = (rtt / 2).max(d);
         let access = (one_way - d) / 2;
@@ -326,7 +396,12 @@ impl Simulator {
         let (mss, hdr) = (scfg.mss, scfg.header_bytes);
         let fl = &mut self.flows[slot as usize];
         let delays = [access, one_way - access, access, one_way - access];
-        let nexts = [Hop::Port(data_port as u32), Hop::Receiver(slot), Hop::Port(ack_port as u32), Hop::Sender(slot)];
+        let nexts = [
+            Hop::Port(data_port as u32),
+            Hop::Receiver(slot),
+            Hop::Port(ack_port as u32),
+            Hop::Sender(slot),
+        ];
         for k in 0..4 {
             let line = &mut self.lines[fl.lines[k] as usize];
             debug_assert!(line.is_empty());
@@ -347,6 +422,7 @@ impl Simulator {
         fl.transfer = None;
         fl.session = None;
         fl.closing = false;
+        fl.ect = false;
     }
 
     /// Starts one background transfer of TCP source `src`.
@@ -434,10 +510,31 @@ impl Simulator {
 
     /// Runs to the end of the experiment.
     pub fn run(&mut self) {
+        while !self.run_events(u64::MAX) {}
+    }
+
+    /// Simulated time reached, ns.
+    pub fn now_ns(&self) -> u64 {
+        self.now / PS_PER_NS
+    }
+
+    /// Data packets that have crossed the bottleneck so far.
+    pub fn bottleneck_data_packets(&self) -> u64 {
+        self.bottleneck_data_packets
+    }
+
+    /// Handles at most `budget` events; returns true once the experiment has
+    /// reached its end. A caller that must stay responsive (to Ctrl-C, to draw
+    /// progress) runs the engine in such slices.
+    pub fn run_events(&mut self, mut budget: u64) -> bool {
         while let Some(t) = self.q.peek_time() {
             if t > self.end {
-                break;
+                return true;
             }
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
             let (t, ev) = self.q.pop().expect("peeked");
             self.now = t;
             self.events += 1;
@@ -458,7 +555,8 @@ impl Simulator {
                     self.start_transfer(s, None);
                     let st = &mut self.tcp_sources[s as usize];
                     if let Arrivals::Poisson { rate } = st.cfg.arrivals {
-                        let at = t + (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
+                        let at =
+                            t + (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
                         let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
                         if at < stop && at <= self.end {
                             self.q.push(at, Event::Arrival(s));
@@ -469,6 +567,7 @@ impl Simulator {
                 Event::UdpSend(u) => self.udp_send(u as usize),
             }
         }
+        true
     }
 
     /// Moves packets the endpoints produced onto their first line and syncs timers.
@@ -477,7 +576,8 @@ impl Simulator {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
         for i in 0..fl.sender.out.len() {
-            let p = fl.sender.out[i];
+            let mut p = fl.sender.out[i];
+            p.ect |= fl.ect;
             let id = self.arena.alloc(p);
             self.created += 1;
             fl.in_network += 1;
@@ -501,7 +601,11 @@ impl Simulator {
         // Lazy timers: one pending event per slot, re-pushed only when the
         // deadline moves earlier than the pending event.
         for slot in 0..TIMER_KINDS {
-            let deadline = if slot < 3 { fl.sender.timers[slot] } else { fl.receiver.delack };
+            let deadline = if slot < 3 {
+                fl.sender.timers[slot]
+            } else {
+                fl.receiver.delack
+            };
             if deadline != 0 && deadline < fl.pending[slot] {
                 let at = deadline.max(now);
                 fl.pending[slot] = at;
@@ -518,7 +622,11 @@ impl Simulator {
             return; // superseded by an earlier event for this slot
         }
         fl.pending[slot] = u64::MAX;
-        let deadline = if slot < 3 { fl.sender.timers[slot] } else { fl.receiver.delack };
+        let deadline = if slot < 3 {
+            fl.sender.timers[slot]
+        } else {
+            fl.receiver.delack
+        };
         if deadline == 0 || fl.closing {
             self.maybe_release(f);
             return;
@@ -554,12 +662,16 @@ impl Simulator {
         match hop {
             Hop::Port(p) => self.enqueue(p as usize, id),
             Hop::Receiver(f) => {
-                let Some(pkt) = self.consume(id, f) else { return };
+                let Some(pkt) = self.consume(id, f) else {
+                    return;
+                };
                 self.flows[f as usize].receiver.on_data(self.now, &pkt);
                 self.flush(f);
             }
             Hop::Sender(f) => {
-                let Some(pkt) = self.consume(id, f) else { return };
+                let Some(pkt) = self.consume(id, f) else {
+                    return;
+                };
                 let fl = &mut self.flows[f as usize];
                 fl.sender.on_ack(self.now, &pkt);
                 let done = fl.transfer.is_some() && fl.sender.finished();
@@ -632,20 +744,74 @@ impl Simulator {
             return;
         }
         let port = &mut self.ports[p];
-        if port.busy.is_none() && port.qdisc.is_empty() {
+        if port.busy.is_none() && port.qdisc.is_droptail() && port.qdisc.is_empty() {
             port.busy = Some(id);
             let at = now + port.tx_time(wire);
             self.q.push(at, Event::PortTxDone(p as u32));
-            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(0);
+            if p == FWD {
+                &mut self.fwd_delay
+            } else {
+                &mut self.rev_delay
+            }
+            .record(0);
             return;
         }
-        if !port.qdisc.enqueue(id, wire) {
+        // The XCP router counts every arrival's bytes and header (Katabi et al. 2002, Appendix A).
+        if let Qdisc::Xcp(b) = &mut port.qdisc {
+            let queued = b.0.bytes();
+            b.1.on_arrival(now, &self.arena.get(id).hdr, wire as u32, queued);
+        }
+        // An AQM sees every arrival (RED's average decays over idle time),
+        // so the packet goes through it even when the link is idle.
+        let admitted = port.qdisc.enqueue(id, now, &mut self.arena);
+        self.drain_dropped(p);
+        if !admitted {
             self.drop_packet(p, id, false);
             return;
         }
+        if self.ports[p].busy.is_none() {
+            self.start_next(p);
+        }
+        let port = &mut self.ports[p];
         let backlog = port.qdisc.len() as u64;
         if backlog > port.max_backlog_pkts {
             port.max_backlog_pkts = backlog;
+        }
+    }
+
+    /// Accounts for packets the discipline dropped after admitting them.
+    #[inline]
+    fn drain_dropped(&mut self, p: usize) {
+        while let Some(d) = self.ports[p].qdisc.pop_dropped() {
+            self.drop_packet(p, d, false);
+        }
+    }
+
+    /// Takes the next packet from the discipline onto the idle serialiser.
+    #[inline]
+    fn start_next(&mut self, p: usize) {
+        let now = self.now;
+        let next = self.ports[p].qdisc.dequeue(now, &mut self.arena);
+        self.drain_dropped(p);
+        if let Some(next) = next {
+            let port = &mut self.ports[p];
+            if let Qdisc::Xcp(b) = &mut port.qdisc {
+                // Feedback is computed as the packet leaves the queue.
+                let queued = b.0.bytes();
+                let pkt = self.arena.get_mut(next);
+                b.1.on_departure(now, &mut pkt.hdr, pkt.wire_len, queued);
+            }
+            port.busy = Some(next);
+            let pkt = self.arena.get(next);
+            let at = now + port.tx_time(pkt.wire_len);
+            let waited = (now - pkt.enqueued_at) / PS_PER_NS;
+            self.q.push(at, Event::PortTxDone(p as u32));
+            if p == FWD {
+                &mut self.fwd_delay
+            } else {
+                &mut self.rev_delay
+            }
+            .record(waited);
         }
     }
 
@@ -694,17 +860,7 @@ impl Simulator {
                 self.q.push(at, Event::LineDeliver(line));
             }
         }
-        // Start the next packet.
-        let arena = &self.arena;
-        let port = &mut self.ports[p];
-        if let Some(next) = port.qdisc.dequeue(|i| arena.get(i).wire_len) {
-            port.busy = Some(next);
-            let pkt = arena.get(next);
-            let at = now + port.tx_time(pkt.wire_len);
-            let waited = (now - pkt.enqueued_at) / PS_PER_NS;
-            self.q.push(at, Event::PortTxDone(p as u32));
-            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited);
-        }
+        self.start_next(p);
     }
 
     fn udp_send(&mut self, u: usize) {
@@ -726,7 +882,9 @@ impl Simulator {
         let at = match st.cfg.pattern {
             // Exact spacing: the k-th packet leaves at start + k·gap.
             UdpPattern::Cbr => {
-                ns(st.cfg.start_ns) + (st.packets as u128 * wire as u128 * 8 * PS_PER_S as u128 / st.cfg.rate_bps as u128) as Time
+                ns(st.cfg.start_ns)
+                    + (st.packets as u128 * wire as u128 * 8 * PS_PER_S as u128
+                        / st.cfg.rate_bps as u128) as Time
             }
             UdpPattern::Poisson => now + exponential(&mut st.rng, mean_gap) as Time,
         };
@@ -771,14 +929,24 @@ impl Simulator {
             qt.drops.push(self.interval_drops);
             qt.tx_bytes.push(self.interval_tx_bytes);
             qt.background_bytes.push(self.interval_bg_bytes);
-            qt.reverse_backlog_pkts.push(self.ports[REV].qdisc.len() as u64);
+            qt.reverse_backlog_pkts
+                .push(self.ports[REV].qdisc.len() as u64);
             qt.flow_slots.push(self.live_slots as u64);
+            if !port.qdisc.is_droptail() {
+                let marks = port.qdisc.marks();
+                qt.marks.push(marks - self.last_marks);
+                let st = port.qdisc.state();
+                qt.state[0].push(st[0]);
+                qt.state[1].push(st[1]);
+            }
         }
+        self.last_marks = self.ports[FWD].qdisc.marks();
         self.interval_drops = 0;
         self.interval_tx_bytes = 0;
         self.interval_bg_bytes = 0;
         if now < self.end {
-            self.q.push((now + self.interval).min(self.end), Event::Probe);
+            self.q
+                .push((now + self.interval).min(self.end), Event::Probe);
         }
     }
 
@@ -786,7 +954,13 @@ impl Simulator {
     pub fn conservation(&self) -> Conservation {
         let queued: u64 = self.ports.iter().map(|p| p.held()).sum();
         let in_flight: u64 = self.lines.iter().map(|l| l.len() as u64).sum();
-        Conservation { created: self.created, delivered: self.delivered, dropped: self.dropped, queued, in_flight }
+        Conservation {
+            created: self.created,
+            delivered: self.delivered,
+            dropped: self.dropped,
+            queued,
+            in_flight,
+        }
     }
 
     /// Finishes the run: checks conservation and returns the output.
@@ -849,7 +1023,13 @@ impl Simulator {
             delay: self.fwd_delay,
             reverse_drops: self.ports[REV].drops,
             reverse_delay: self.rev_delay,
+            qdisc: fwd.qdisc.name(),
+            marks: fwd.qdisc.marks(),
+            aqm_drops: fwd.qdisc.aqm_drops(),
+            reverse_marks: self.ports[REV].qdisc.marks(),
         };
+        self.queue_trace.state_names = fwd.qdisc.state_names();
+        self.queue_trace.aqm = !fwd.qdisc.is_droptail();
         let sources = self
             .tcp_sources
             .into_iter()

@@ -76,7 +76,9 @@ impl FlowTrace {
     }
 
     pub fn into_columns(self) -> Vec<(&'static str, Column)> {
-        const CC_NAMES: [&str; MAX_METRICS] = ["cc_0", "cc_1", "cc_2", "cc_3", "cc_4", "cc_5", "cc_6", "cc_7"];
+        const CC_NAMES: [&str; MAX_METRICS] = [
+            "cc_0", "cc_1", "cc_2", "cc_3", "cc_4", "cc_5", "cc_6", "cc_7",
+        ];
         let mut cols = vec![
             ("t_ns", Column::U64(self.t_ns)),
             ("flow", Column::U32(self.flow)),
@@ -110,19 +112,37 @@ pub struct QueueTrace {
     pub reverse_backlog_pkts: Vec<u64>,
     /// Flow slots in use (foreground flows plus running background transfers).
     pub flow_slots: Vec<u64>,
+    /// Whether the bottleneck runs an AQM: then `marks` and the state
+    /// columns are emitted (a DropTail trace keeps its original columns).
+    pub aqm: bool,
+    /// CE marks in the interval.
+    pub marks: Vec<u64>,
+    /// Discipline state at the sample (`Qdisc::state`), named by `state_names`.
+    pub state: [Vec<f64>; 2],
+    pub state_names: &'static [&'static str],
 }
 
 impl QueueTrace {
     pub fn into_columns(self) -> Vec<(&'static str, Column)> {
-        vec![
+        let mut cols = vec![
             ("t_ns", Column::U64(self.t_ns)),
             ("backlog_bytes", Column::U64(self.backlog_bytes)),
             ("backlog_pkts", Column::U64(self.backlog_pkts)),
             ("drops", Column::U64(self.drops)),
             ("tx_bytes", Column::U64(self.tx_bytes)),
             ("background_bytes", Column::U64(self.background_bytes)),
-            ("reverse_backlog_pkts", Column::U64(self.reverse_backlog_pkts)),
+            (
+                "reverse_backlog_pkts",
+                Column::U64(self.reverse_backlog_pkts),
+            ),
             ("flow_slots", Column::U64(self.flow_slots)),
-        ]
+        ];
+        if self.aqm {
+            cols.push(("marks", Column::U64(self.marks)));
+            for (name, c) in self.state_names.iter().zip(self.state) {
+                cols.push((name, Column::F64(c)));
+            }
+        }
+        cols
     }
 }

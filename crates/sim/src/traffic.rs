@@ -20,7 +20,13 @@ pub enum SizeDist {
     Lognormal { mu: f64, sigma: f64 },
     /// SURGE-like mixture: with probability `body` a lognormal body
     /// (`mu`, `sigma` of ln bytes), otherwise a Pareto tail (`tail_min`, `tail_shape`).
-    Surge { body: f64, mu: f64, sigma: f64, tail_min: f64, tail_shape: f64 },
+    Surge {
+        body: f64,
+        mu: f64,
+        sigma: f64,
+        tail_min: f64,
+        tail_shape: f64,
+    },
     /// Exponential with this mean, bytes.
     Exponential { mean: f64 },
 }
@@ -28,7 +34,13 @@ pub enum SizeDist {
 impl SizeDist {
     /// The SURGE defaults used in Rhee's 2007 rebuttal (traffic.md §2).
     pub fn surge() -> SizeDist {
-        SizeDist::Surge { body: 0.93, mu: 9.357, sigma: 1.328, tail_min: 133_000.0, tail_shape: 1.1 }
+        SizeDist::Surge {
+            body: 0.93,
+            mu: 9.357,
+            sigma: 1.328,
+            tail_min: 133_000.0,
+            tail_shape: 1.1,
+        }
     }
 
     /// One draw, at least one byte.
@@ -37,7 +49,13 @@ impl SizeDist {
             SizeDist::Fixed { bytes } => bytes as f64,
             SizeDist::Pareto { min, shape } => pareto(rng, min, shape),
             SizeDist::Lognormal { mu, sigma } => (mu + sigma * normal(rng)).exp(),
-            SizeDist::Surge { body, mu, sigma, tail_min, tail_shape } => {
+            SizeDist::Surge {
+                body,
+                mu,
+                sigma,
+                tail_min,
+                tail_shape,
+            } => {
                 if rng.uniform() < body {
                     (mu + sigma * normal(rng)).exp()
                 } else {
@@ -56,8 +74,15 @@ impl SizeDist {
             SizeDist::Fixed { bytes } => bytes as f64,
             SizeDist::Pareto { min, shape } => pareto_mean(min, shape),
             SizeDist::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
-            SizeDist::Surge { body, mu, sigma, tail_min, tail_shape } => {
-                body * (mu + sigma * sigma / 2.0).exp() + (1.0 - body) * pareto_mean(tail_min, tail_shape)
+            SizeDist::Surge {
+                body,
+                mu,
+                sigma,
+                tail_min,
+                tail_shape,
+            } => {
+                body * (mu + sigma * sigma / 2.0).exp()
+                    + (1.0 - body) * pareto_mean(tail_min, tail_shape)
             }
             SizeDist::Exponential { mean } => mean,
         }
@@ -98,21 +123,32 @@ pub fn normal(rng: &mut Rng) -> f64 {
 /// Round-trip propagation delays of the flows a source starts, ns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RttDist {
-    Fixed { rtt_ns: u64 },
+    Fixed {
+        rtt_ns: u64,
+    },
     /// RTT = `min_rtt_ns` + 2 × an exponential one-way delay with this mean
     /// (traffic.md: "exponential with mean 66 ms one-way").
-    ExponentialOneWay { mean_one_way_ns: u64, min_rtt_ns: u64 },
-    Uniform { lo_ns: u64, hi_ns: u64 },
+    ExponentialOneWay {
+        mean_one_way_ns: u64,
+        min_rtt_ns: u64,
+    },
+    Uniform {
+        lo_ns: u64,
+        hi_ns: u64,
+    },
 }
 
 impl RttDist {
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         match *self {
             RttDist::Fixed { rtt_ns } => rtt_ns,
-            RttDist::ExponentialOneWay { mean_one_way_ns, min_rtt_ns } => {
-                min_rtt_ns + 2 * exponential(rng, mean_one_way_ns as f64).round() as u64
+            RttDist::ExponentialOneWay {
+                mean_one_way_ns,
+                min_rtt_ns,
+            } => min_rtt_ns + 2 * exponential(rng, mean_one_way_ns as f64).round() as u64,
+            RttDist::Uniform { lo_ns, hi_ns } => {
+                lo_ns + ((hi_ns - lo_ns) as f64 * rng.uniform()) as u64
             }
-            RttDist::Uniform { lo_ns, hi_ns } => lo_ns + ((hi_ns - lo_ns) as f64 * rng.uniform()) as u64,
         }
     }
 }
@@ -185,17 +221,26 @@ pub struct UdpSource {
 pub enum LossModel {
     None,
     /// Each packet is lost independently with probability p.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Two-state Markov chain (Gilbert–Elliott): per packet, Good→Bad with
     /// probability `p_gb`, Bad→Good with `p_bg`; a packet is lost with
     /// probability `loss_good` in Good and `loss_bad` in Bad.
-    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
     /// Deterministic loss: every `period`-th data packet arriving at the
     /// link is lost (the first loss is packet number `period`). This is the
     /// loss process the analytic response functions assume (Mathis 1997,
     /// RFC 3649, RFC 9438 §5: one loss per sawtooth at a fixed rate p);
     /// `period` = round(1/p).
-    Periodic { period: u64 },
+    Periodic {
+        period: u64,
+    },
 }
 
 impl LossModel {
@@ -204,7 +249,12 @@ impl LossModel {
         match *self {
             LossModel::None => 0.0,
             LossModel::Bernoulli { p } => p,
-            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+            LossModel::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => {
                 let pi_bad = p_gb / (p_gb + p_bg);
                 pi_bad * loss_bad + (1.0 - pi_bad) * loss_good
             }
@@ -225,7 +275,12 @@ pub struct Loss {
 
 impl Loss {
     pub fn new(model: LossModel, rng: Rng) -> Loss {
-        Loss { model, bad: false, count: 0, rng }
+        Loss {
+            model,
+            bad: false,
+            count: 0,
+            rng,
+        }
     }
 
     /// Whether the next packet is lost.
@@ -234,7 +289,12 @@ impl Loss {
         match self.model {
             LossModel::None => false,
             LossModel::Bernoulli { p } => p > 0.0 && self.rng.uniform() < p,
-            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+            LossModel::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => {
                 let flip = if self.bad { p_bg } else { p_gb };
                 if self.rng.uniform() < flip {
                     self.bad = !self.bad;
@@ -264,7 +324,10 @@ mod tests {
     fn recipes() {
         assert!((1000.0f64 * 0.5f64.powf(-1.0 / 1.2) - 1782.0).abs() < 1.0);
         assert!((pareto_mean(1000.0, 1.2) - 6000.0).abs() < 1e-6);
-        let ln = SizeDist::Lognormal { mu: 9.357, sigma: 1.318 };
+        let ln = SizeDist::Lognormal {
+            mu: 9.357,
+            sigma: 1.318,
+        };
         assert!((ln.mean() - 27_600.0).abs() < 100.0, "{}", ln.mean());
     }
 
@@ -277,7 +340,10 @@ mod tests {
         let z: Vec<f64> = (0..n).map(|_| normal(&mut r)).collect();
         let m = z.iter().sum::<f64>() / n as f64;
         let v = z.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64;
-        assert!(m.abs() < 0.01 && (v - 1.0).abs() < 0.01, "normal mean {m} var {v}");
+        assert!(
+            m.abs() < 0.01 && (v - 1.0).abs() < 0.01,
+            "normal mean {m} var {v}"
+        );
         // Pareto shape 2.5 (finite variance): mean 5/3 of the minimum.
         let p: f64 = (0..n).map(|_| pareto(&mut r, 3.0, 2.5)).sum::<f64>() / n as f64;
         assert!((p / 5.0 - 1.0).abs() < 0.02, "pareto mean {p}");
@@ -285,7 +351,12 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_matches_stationary_rate() {
-        let model = LossModel::GilbertElliott { p_gb: 0.01, p_bg: 0.2, loss_good: 0.0, loss_bad: 0.5 };
+        let model = LossModel::GilbertElliott {
+            p_gb: 0.01,
+            p_bg: 0.2,
+            loss_good: 0.0,
+            loss_bad: 0.5,
+        };
         let mut l = Loss::new(model, Rng::new(9, 3));
         let n = 1_000_000;
         let lost = (0..n).filter(|_| l.lose()).count() as f64 / n as f64;

@@ -79,7 +79,10 @@ fn reno_follows_mathis_under_random_loss() {
             goodput / 1e6, mathis / 1e6, err * 100.0, rtt * 1e3, f.timeouts);
         assert!(err.abs() <= 0.20, "p={p}: {:+.1}% from Mathis", err * 100.0);
         let measured_p = out.queue.random_drops as f64 / out.queue.arrivals as f64;
-        assert!((measured_p / p - 1.0).abs() < 0.1, "measured loss {measured_p}");
+        assert!(
+            (measured_p / p - 1.0).abs() < 0.1,
+            "measured loss {measured_p}"
+        );
     }
 }
 
@@ -94,7 +97,10 @@ fn conservation_holds_and_a_violation_is_detected() {
     let c = out.conservation;
     assert!(c.holds());
     assert!(c.dropped > 0 && c.in_flight + c.queued > 0, "{c:?}");
-    let broken = Conservation { delivered: c.delivered - 1, ..c };
+    let broken = Conservation {
+        delivered: c.delivered - 1,
+        ..c
+    };
     assert!(!broken.holds());
 }
 
@@ -129,10 +135,12 @@ fn same_seed_same_output_other_seed_differs() {
 fn simulations_run_in_parallel_threads() {
     let cfg = dumbbell(50, 40, 1.0, 5, vec![flow("cubic", 40)]);
     let solo = column_bytes(&run(&cfg));
-    let handles: Vec<_> = (0..2).map(|_| {
-        let c = cfg.clone();
-        std::thread::spawn(move || column_bytes(&run(&c)))
-    }).collect();
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let c = cfg.clone();
+            std::thread::spawn(move || column_bytes(&run(&c)))
+        })
+        .collect();
     for h in handles {
         assert_eq!(h.join().unwrap(), solo);
     }

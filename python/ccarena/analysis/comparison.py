@@ -59,7 +59,7 @@ def differences(sim: Mapping[str, Any], emu: Mapping[str, Any]) -> list[dict[str
                 v = f[key]
                 return None if v is None else float(v)
 
-            rows.append(_row(label, unit, str(fs["id"]), str(fs["cc"]), value(fs), value(fe)))
+            rows.append(_row(label, unit, str(fs["flow"]), str(fs["cc"]), value(fs), value(fe)))
     rows.append(_row("utilisation", "", "all", "", sim["utilization"], emu["utilization"]))
     return rows
 
@@ -94,7 +94,7 @@ def _series(result: RunData, name: str) -> list[tuple[int, str, Any, Any]]:
     t = column(table, "time_s").astype(np.float64)
     ids = column(table, "flow")
     values = column(table, name).astype(np.float64)
-    return [(int(f["id"]), str(f["cc"]), t[ids == f["id"]], values[ids == f["id"]]) for f in result.summary["flows"]]
+    return [(int(f["flow"]), str(f["cc"]), t[ids == f["flow"]], values[ids == f["flow"]]) for f in result.summary["flows"]]
 
 
 def figure(sim: RunData, emu: RunData) -> Figure:

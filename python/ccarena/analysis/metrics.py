@@ -47,11 +47,21 @@ __all__ = [
     "FORMAT_VERSION",
     "SIZE_CLASSES",
     "decode_columns",
+    "alive_in_bins",
+    "binned_rates",
+    "convergence",
+    "cov",
     "fct_stats",
+    "friendliness",
+    "friendliness_vs_baseline",
+    "ideal_fct_ns",
     "goodput_bps",
     "jain_index",
     "jain_window_ns",
     "rate_bps",
+    "responsiveness",
+    "slowdown_stats",
+    "stability",
     "source_stats",
     "summarize",
     "transfer_stats",
@@ -59,8 +69,10 @@ __all__ = [
     "window_rates_bps",
 ]
 
-FORMAT_VERSION = 1
-"""Version of the result layout (summary.json, the Parquet columns)."""
+FORMAT_VERSION = 2
+"""Version of the result layout (summary.json, the Parquet columns). 2: flows are named ``flow``
+everywhere (summary.json had ``id``); cumulative columns end in ``_total``; queue drops are
+``drops_pkts``; no rows for a flow before it starts or after it ends."""
 
 NS_PER_S = 1_000_000_000
 NO_SESSION = 2**32 - 1
@@ -246,6 +258,196 @@ def source_stats(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def cov(values: Sequence[float]) -> float | None:
+    """Coefficient of variation σ/μ with the population standard deviation; None for < 2 values or μ = 0.
+
+    ``cov([8, 10, 12])`` = 1.633/10 = 0.163 (metrics section 6's example).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) < 2:
+        return None
+    mu = float(x.mean())
+    if mu == 0.0:
+        return None
+    return float(x.std()) / mu
+
+
+def binned_rates(
+    t_ns: npt.NDArray[Any], flow: npt.NDArray[Any], nbytes: npt.NDArray[Any], n_flows: int, lo: int, hi: int, bin_ns: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """(bin end times, rates in bit/s of shape [n_flows, bins]) over whole bins of ``bin_ns`` from ``lo`` to ``hi``.
+
+    Each interval row counts in the bin its end time falls in (exact when the
+    bins are multiples of the trace interval, as they are here).
+    """
+    n_bins = (hi - lo) // bin_ns if bin_ns > 0 else 0
+    if n_bins <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((n_flows, 0))
+    sel = (t_ns > lo) & (t_ns <= lo + n_bins * bin_ns)
+    b = (t_ns[sel].astype(np.int64) - lo - 1) // bin_ns
+    out = np.zeros((n_flows, n_bins))
+    np.add.at(out, (flow[sel].astype(np.int64), b), nbytes[sel].astype(np.float64))
+    ends = lo + bin_ns * np.arange(1, n_bins + 1, dtype=np.int64)
+    return ends, out * 8.0 * NS_PER_S / bin_ns
+
+
+def alive_in_bins(lifetimes: Sequence[tuple[int, int]], ends: npt.NDArray[np.int64], bin_ns: int) -> npt.NDArray[np.bool_]:
+    """[flows, bins]: whether each flow ran for the whole of each bin."""
+    start = np.asarray([s for s, _ in lifetimes], dtype=np.int64)[:, None]
+    end = np.asarray([e for _, e in lifetimes], dtype=np.int64)[:, None]
+    return (start <= (ends - bin_ns)[None, :]) & (end >= ends[None, :])
+
+
+def stability(rates: npt.NDArray[np.float64], alive: npt.NDArray[np.bool_]) -> dict[str, Any]:
+    """CoV of each flow's binned rate over the bins it ran whole, and of the flows' aggregate rate."""
+    flows = [_num(cov(rates[i, alive[i]]), 6) for i in range(rates.shape[0])]
+    return {"aggregate": _num(cov(rates.sum(axis=0)), 6) if rates.shape[1] else None, "flows": flows}
+
+
+def first_hold(ok: npt.NDArray[np.bool_], hold_bins: int) -> int | None:
+    """The first index k with ok[k], …, ok[k + hold_bins] all true (None if there is none)."""
+    run = 0
+    for k, v in enumerate(ok):
+        run = run + 1 if v else 0
+        if run > hold_bins:
+            return k - hold_bins
+    return None
+
+
+def convergence(
+    rates: npt.NDArray[np.float64],
+    alive: npt.NDArray[np.bool_],
+    ends: npt.NDArray[np.int64],
+    bin_ns: int,
+    starts: Sequence[int],
+    *,
+    delta: float,
+    hold_bins: int,
+    jain: float,
+) -> list[dict[str, Any]]:
+    """Per start time of the flows: how long until every running flow stays within ``delta`` of its fair share.
+
+    The fair share is the flows' aggregate rate over the bin divided by the
+    number of flows that ran the whole bin; "stays" means for this bin and
+    the next ``hold_bins``. The second definition is the time until Jain's
+    index of those rates stays at or above ``jain``. A start that never
+    converges before the next start (or the end) has ``converged`` false and
+    a null time.
+    """
+    out = []
+    events = sorted(set(starts))
+    for j, t0 in enumerate(events):
+        until = events[j + 1] if j + 1 < len(events) else int(ends[-1]) if len(ends) else t0
+        in_span = np.flatnonzero((ends - bin_ns >= t0) & (ends <= until))
+        ok_share, ok_jain = [], []
+        for k in in_span:
+            x = rates[alive[:, k], k]
+            if len(x) == 0 or x.sum() <= 0:
+                ok_share.append(False)
+                ok_jain.append(False)
+                continue
+            fair = x.sum() / len(x)
+            ok_share.append(bool(np.all(np.abs(x / fair - 1.0) <= delta)))
+            ok_jain.append(jain_index(x.tolist()) >= jain)
+        row: dict[str, Any] = {"start_s": _num(t0 / NS_PER_S, 9)}
+        for key, ok in (("", ok_share), ("jain_", ok_jain)):
+            k = first_hold(np.asarray(ok, dtype=bool), hold_bins)
+            row[f"{key}converged"] = k is not None
+            row[f"{key}time_s"] = None if k is None else _num((int(ends[in_span[k]]) - t0) / NS_PER_S, 9)
+        out.append(row)
+    return out
+
+
+def responsiveness(
+    t_ns: npt.NDArray[Any],
+    flow: npt.NDArray[Any],
+    nbytes: npt.NDArray[Any],
+    lifetimes: Sequence[tuple[int, int]],
+    stops: Sequence[int | None],
+    interval_ns: int,
+    average_ns: int,
+) -> list[dict[str, Any]]:
+    """After each flow stops: time until the others take 80 % and 95 % of the capacity it freed.
+
+    Freed capacity is the stopping flow's rate over ``average_ns`` before it
+    stopped; the others' rate before is their aggregate over the same span;
+    after the stop the others' aggregate rate is taken per trace interval,
+    and the times are from the stop to the end of the first interval at
+    ``before + f·freed`` (null when never reached).
+    """
+    out = []
+    for i, stop in enumerate(stops):
+        if stop is None:
+            continue
+        others = [j for j, (s, e) in enumerate(lifetimes) if j != i and s < stop and e > stop]
+        if not others:
+            continue
+        span = (t_ns > stop - average_ns) & (t_ns <= stop)
+        freed = float(nbytes[span & (flow == i)].sum()) * 8.0 * NS_PER_S / average_ns
+        mine = np.isin(flow, others)
+        before = float(nbytes[span & mine].sum()) * 8.0 * NS_PER_S / average_ns
+        after = t_ns > stop
+        times = np.unique(t_ns[after & mine])
+        agg = np.bincount(np.searchsorted(times, t_ns[after & mine]), weights=nbytes[after & mine].astype(np.float64),
+                          minlength=len(times)) * 8.0 * NS_PER_S / interval_ns
+        row: dict[str, Any] = {"flow": i, "stop_s": _num(stop / NS_PER_S, 9), "freed_bps": _bps(freed)}
+        for f in (0.8, 0.95):
+            hit = np.flatnonzero(agg >= before + f * freed) if freed > 0 else np.zeros(0, dtype=np.int64)
+            row[f"t{round(f * 100)}_s"] = _num((int(times[hit[0]]) - stop) / NS_PER_S, 9) if len(hit) else None
+        out.append(row)
+    return out
+
+
+def friendliness(rates: Mapping[int, float], standard: Sequence[bool]) -> dict[str, Any]:
+    """In-run TCP-friendliness from per-flow rates over the window.
+
+    ``standard_share``: the standard flows' mean rate over the fair share
+    (all flows' mean rate; 1 is friendly, below 1 the others take more);
+    ``ratio``: the other flows' mean rate over the standard flows' (the
+    friendliness ratio F of the metrics reference; 1 is friendly). None
+    where a camp is missing.
+    """
+    std = [r for i, r in rates.items() if standard[i]]
+    new = [r for i, r in rates.items() if not standard[i]]
+    fair = math.fsum(rates.values()) / len(rates) if rates else 0.0
+    mean_std = math.fsum(std) / len(std) if std else None
+    mean_new = math.fsum(new) / len(new) if new else None
+    return {
+        "standard_share": _num(mean_std / fair, 6) if mean_std is not None and fair > 0 else None,
+        "ratio": _num(mean_new / mean_std, 6) if mean_new is not None and mean_std else None,
+    }
+
+
+def friendliness_vs_baseline(run_rates: Mapping[int, float], baseline_rates: Mapping[int, float], standard: Sequence[int]) -> float | None:
+    """The standard flows' throughput when competing with the others over their throughput in the baseline run.
+
+    (Gain/loss of the tcpeval suite: L = T(A)_mix / T(A)_baseline.) Below
+    1: the new algorithm takes from standard TCP.
+    """
+    mix = math.fsum(run_rates.get(i, 0.0) for i in standard)
+    base = math.fsum(baseline_rates.get(i, 0.0) for i in standard)
+    return mix / base if base > 0 else None
+
+
+def ideal_fct_ns(size_bytes: float, mss: int, header: int, init_cwnd: int, rtt_ns: int, rate_bps: float) -> float:
+    """Completion time on an empty path: slow-start rounds from the initial window, plus serialisation.
+
+    ``rounds = ⌈log2(packets/IW + 1)⌉`` round trips (the window doubles each
+    RTT) plus the transfer's wire bytes at the link rate.
+    """
+    packets = max(1, math.ceil(size_bytes / mss))
+    rounds = math.ceil(math.log2(packets / init_cwnd + 1))
+    return rounds * rtt_ns + (size_bytes + packets * header) * 8.0 * NS_PER_S / rate_bps
+
+
+def slowdown_stats(slowdown: npt.NDArray[np.float64]) -> dict[str, float | None]:
+    """Median, 95th and 99th percentile of FCT slowdowns."""
+    if len(slowdown) == 0:
+        return {"slowdown_p50": None, "slowdown_p95": None, "slowdown_p99": None}
+    p50, p95, p99 = np.percentile(slowdown, [50.0, 95.0, 99.0])
+    return {"slowdown_p50": _num(p50, 6), "slowdown_p95": _num(p95, 6), "slowdown_p99": _num(p99, 6)}
+
+
 def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     """The content of ``summary.json`` for one run.
 
@@ -260,7 +462,9 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     starts = [int(f["start_ns"]) for f in eng["flows"]]
     starts += [int(s["start_ns"]) for s in (*eng.get("tcp_sources", ()), *eng.get("udp_sources", ()))]
     first_start = min(starts)
-    window = jain_window_ns(duration_ns, interval_ns)
+    m = spec.metrics
+    window = (int(m["window_ns"][0]), int(m["window_ns"][1])) if m.get("window_ns") else jain_window_ns(duration_ns, interval_ns)
+    half = jain_window_ns(duration_ns, interval_ns)
 
     queue = dict(raw["queue"])
     util = utilization(float(queue["tx_bytes"]), rate, (duration_ns - first_start) / NS_PER_S)
@@ -270,11 +474,17 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     lifetimes = [(int(f["start_ns"]), int(f["end_ns"])) for f in raw["flows"]]
 
     util_half: float | None = None
+    util_window: float | None = None
     jain: float | None = None
+    rates: dict[int, float] = {}
     if len(qt.get("t_ns", ())) > 0:
-        sel = (qt["t_ns"] > window[0]) & (qt["t_ns"] <= window[1])
-        half_bytes = float(qt["tx_bytes"][sel].sum())
-        util_half = utilization(half_bytes, rate, (window[1] - max(window[0], first_start)) / NS_PER_S)
+        for lo_hi, put in ((half, "half"), (window, "window")):
+            sel = (qt["t_ns"] > lo_hi[0]) & (qt["t_ns"] <= lo_hi[1])
+            u = utilization(float(qt["tx_bytes"][sel].sum()), rate, (lo_hi[1] - max(lo_hi[0], first_start)) / NS_PER_S)
+            if put == "half":
+                util_half = u
+            else:
+                util_window = u
     if len(ft.get("t_ns", ())) > 0:
         rates = window_rates_bps(ft["t_ns"], ft["flow"], ft["bottleneck_bytes"], lifetimes, window)
         if rates:
@@ -289,7 +499,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
         sent = int(f["sent_pkts"])
         flows.append(
             {
-                "id": i,
+                "flow": i,
                 "group": spec.flow_groups[i],
                 "cc": f["cc"],
                 "recovery": f["recovery"],
@@ -305,6 +515,8 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
                 "timeouts": int(f["timeouts"]),
                 "fast_recoveries": int(f["fast_recoveries"]) if "fast_recoveries" in f else None,
                 "drops": int(f["drops"]),
+                "loss_rate": _num(int(f["drops"]) / sent, 6) if sent else None,
+                "window_rate_bps": _bps(rates[i]) if i in rates else None,
                 "rtt_min_ms": _ms(f.get("rtt_min_us")),
                 "rtt_mean_ms": _ms(f.get("rtt_mean_us")),
                 "rtt_p50_ms": _ms(f.get("rtt_p50_us")),
@@ -328,9 +540,15 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     else:
         bottleneck["buffer_bytes"] = int(bn["buffer_bytes"])
 
+    if spec.resolved["topology"]["bottleneck"].get("qdisc", "droptail") != "droptail":
+        # Active queues mark ECN-capable packets instead of dropping them (drops stay drops).
+        queue_extra = {"marks": int(queue.get("marks", 0)), "qdisc": spec.resolved["topology"]["bottleneck"]["qdisc"]}
+    else:
+        queue_extra = {}
     stats = raw["stats"]
     tr = decode_columns(raw["transfers"]) if "transfers" in raw else {}
     transfers = transfer_stats(tr.get("size_bytes", np.zeros(0, np.uint64)), tr.get("fct_ns", np.zeros(0, np.uint64)))
+    _add_slowdowns(transfers, tr, spec)
     return {
         "format_version": FORMAT_VERSION,
         "ccarena_version": spec.resolved["ccarena_version"],
@@ -343,6 +561,9 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
         "utilization_second_half": _num(util_half, 6),
         "jain_index": _num(jain, 6),
         "jain_window_s": [_num(window[0] / NS_PER_S, 9), _num(window[1] / NS_PER_S, 9)],
+        "window_s": [_num(window[0] / NS_PER_S, 9), _num(window[1] / NS_PER_S, 9)],
+        "utilization_window": _num(util_window, 6),
+        **_dynamics(raw, spec, ft, rates, window),
         "flows": flows,
         "queue": {
             "arrivals": arrivals,
@@ -358,6 +579,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
             "reverse_drops": int(queue.get("reverse_drops", 0)),
             "reverse_delay_p50_ms": _ms(queue.get("reverse_delay_p50_us")),
             "reverse_delay_p99_ms": _ms(queue.get("reverse_delay_p99_us")),
+            **queue_extra,
         },
         "sources": source_stats(raw.get("sources", ())),
         "transfers": transfers,
@@ -368,3 +590,97 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
             "peak_flow_slots": int(stats.get("peak_flow_slots", len(flows))),
         },
     }
+
+
+def _dynamics(
+    raw: Mapping[str, Any], spec: Spec, ft: Mapping[str, npt.NDArray[Any]], rates: Mapping[int, float], window: tuple[int, int]
+) -> dict[str, Any]:
+    """Friendliness, RTT fairness, convergence, stability and responsiveness (None without traces)."""
+    m = spec.metrics
+    eng = spec.engine
+    flows = list(raw["flows"])
+    n = len(flows)
+    groups = spec.flow_groups
+    resolved_groups = spec.resolved.get("flows", [])
+    if m.get("standard_groups") is not None:
+        std_groups = set(m["standard_groups"])
+        standard = [groups[i] in std_groups for i in range(n)]
+        std_desc: dict[str, Any] = {"standard_groups": sorted(std_groups)}
+    else:
+        names = set(m.get("standard", ("reno", "newreno")))
+        standard = [str(f["cc"]) in names for f in flows]
+        std_desc = {"standard": sorted(names)}
+    win = {"window_s": [_num(window[0] / NS_PER_S, 9), _num(window[1] / NS_PER_S, 9)]}
+    out: dict[str, Any] = {"friendliness": {**std_desc, **win, **friendliness(rates, standard)} if rates else None}
+
+    # RTT fairness: the groups with the smallest and the largest RTT unless [measure] names two.
+    group_rtt = {g: int(eng["flows"][groups.index(g)]["rtt_ns"]) for g in sorted(set(groups))}
+    pair = m.get("rtt_fairness")
+    if pair is None and len(set(group_rtt.values())) > 1:
+        pair = [min(group_rtt, key=lambda g: (group_rtt[g], g)), max(group_rtt, key=lambda g: (group_rtt[g], -g))]
+    out["rtt_fairness"] = None
+    if pair is not None and rates:
+        short = [rates[i] for i in range(n) if groups[i] == pair[0] and i in rates]
+        long = [rates[i] for i in range(n) if groups[i] == pair[1] and i in rates]
+        ratio = (math.fsum(short) / len(short)) / (math.fsum(long) / len(long)) if short and long and math.fsum(long) > 0 else None
+        out["rtt_fairness"] = {
+            "short_group": int(pair[0]), "long_group": int(pair[1]),
+            "rtt_ratio": _num(group_rtt[pair[1]] / group_rtt[pair[0]], 6),
+            "throughput_ratio": _num(ratio, 6), **win,
+        }  # fmt: skip
+    del resolved_groups
+
+    if len(ft.get("t_ns", ())) == 0 or n == 0:
+        return {**out, "convergence": None, "stability": None, "responsiveness": None}
+    t, fl, nb = ft["t_ns"], ft["flow"], ft["bottleneck_bytes"]
+    lifetimes = [(int(f["start_ns"]), int(f["end_ns"])) for f in flows]
+    duration_ns = int(eng["duration_ns"])
+    interval_ns = int(eng["interval_ns"])
+    average_ns = max(int(m.get("average_ns", NS_PER_S)), interval_ns)
+    average_ns -= average_ns % interval_ns
+    ends, binned = binned_rates(t, fl, nb, n, 0, duration_ns, average_ns)
+    hold_bins = math.ceil(int(m.get("hold_ns", NS_PER_S)) / average_ns)
+    events = convergence(
+        binned, alive_in_bins(lifetimes, ends, average_ns), ends, average_ns, [s for s, _ in lifetimes],
+        delta=float(m.get("delta", 0.2)), hold_bins=hold_bins, jain=float(m.get("jain", 0.95)),
+    )  # fmt: skip
+    out["convergence"] = {
+        "delta": float(m.get("delta", 0.2)),
+        "hold_s": _num(hold_bins * average_ns / NS_PER_S, 9),
+        "average_s": _num(average_ns / NS_PER_S, 9),
+        "jain_threshold": float(m.get("jain", 0.95)),
+        "events": events,
+    }
+    stab: dict[str, Any] = dict(win)
+    for seconds in (1, 10):
+        bin_ns = seconds * NS_PER_S
+        ends_s, r = binned_rates(t, fl, nb, n, window[0], window[1], bin_ns)
+        stab[f"cov_{seconds}s"] = stability(r, alive_in_bins(lifetimes, ends_s, bin_ns)) if len(ends_s) >= 2 else None
+    out["stability"] = stab
+    stops = [f.get("stop_ns") if f.get("stop_ns") is not None and int(f["stop_ns"]) < duration_ns else None for f in eng["flows"]]
+    out["responsiveness"] = {
+        "average_s": _num(average_ns / NS_PER_S, 9),
+        "events": responsiveness(t, fl, nb, lifetimes, stops, interval_ns, average_ns),
+    }
+    return out
+
+
+def _add_slowdowns(transfers: dict[str, Any], tr: Mapping[str, npt.NDArray[Any]], spec: Spec) -> None:
+    """FCT slowdown (completion time over :func:`ideal_fct_ns`) percentiles, overall and per size class."""
+    sources = spec.engine.get("tcp_sources", [])
+    size = tr.get("size_bytes", np.zeros(0, np.uint64))
+    fct = tr.get("fct_ns", np.zeros(0, np.uint64))
+    done = fct != np.uint64(UNFINISHED)
+    slow = np.full(len(size), np.nan)
+    for k in np.flatnonzero(done):
+        src = sources[int(tr["source"][k])]
+        link = spec.engine["reverse" if int(tr["reverse"][k]) else "bottleneck"]
+        ideal = ideal_fct_ns(float(size[k]), int(src["mss"]), int(src["header_bytes"]), int(src["init_cwnd"]),
+                             int(tr["rtt_ns"][k]), float(link["rate_bps"]))
+        slow[k] = float(fct[k]) / ideal
+    transfers.update(slowdown_stats(slow[done]))
+    for c, (_, lo, hi) in zip(transfers["size_classes"], SIZE_CLASSES, strict=True):
+        sel = done & (size >= np.uint64(lo))
+        if hi is not None:
+            sel &= size < np.uint64(hi)
+        c.update(slowdown_stats(slow[sel]))

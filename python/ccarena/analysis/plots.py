@@ -161,8 +161,8 @@ def _series(result: RunData, name: str, *, only_running: bool = False) -> list[t
     out: list[tuple[str, Any, Any, int]] = []
     if len(flows) <= MAX_LEGEND_FLOWS:
         for f in flows:
-            sel = keep & (ids == f["id"])
-            out.append((f"flow {f['id']} ({f['cc']})", t[sel], values[sel], f["id"]))
+            sel = keep & (ids == f["flow"])
+            out.append((f"flow {f['flow']} ({f['cc']})", t[sel], values[sel], f["flow"]))
         return out
     # Many flows: one line per group, the mean over its flows at each time.
     groups = column(table, "group")

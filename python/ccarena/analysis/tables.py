@@ -17,7 +17,10 @@ import pyarrow as pa
 from ..spec import INFINITE_SSTHRESH, Spec
 from .metrics import NO_SESSION, NS_PER_S, UNFINISHED, decode_columns
 
-__all__ = ["TRANSFERS_SCHEMA", "empty_transfers", "flows_table", "queue_table", "transfers_table"]
+__all__ = [
+    "FLOW_RENAMES",
+    "QUEUE_RENAMES",
+    "TRANSFERS_SCHEMA", "empty_transfers", "flows_table", "queue_table", "transfers_table"]
 
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
@@ -29,6 +32,11 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
 }
 
 _CC_SLOTS = tuple(f"cc_{k}" for k in range(8))
+
+FLOW_RENAMES = {"delivered_bytes": "delivered_bytes_total", "retrans": "retrans_pkts_total"}
+"""Engine trace columns that are running totals, named so in flows.parquet."""
+QUEUE_RENAMES = {"drops": "drops_pkts"}
+"""Engine queue columns renamed for their unit in queue.parquet."""
 
 
 def _arrow(values: npt.NDArray[Any], mask: npt.NDArray[np.bool_] | None = None) -> pa.Array:
@@ -75,16 +83,26 @@ def flows_table(raw: Mapping[str, Any], spec: Spec) -> pa.Table:
     bottleneck queue in the interval), ``rate_bps`` (the same as a rate),
     then the sender's state at ``t_ns`` (``cwnd_pkts``, ``ssthresh_pkts`` —
     null while infinite —, ``srtt_us``, ``inflight_pkts``,
-    ``pacing_rate_bps``, ``delivered_bytes``, ``retrans``) and one column
-    per algorithm internal under the algorithm's own name (e.g. CUBIC's
-    ``w_max_pkts``), NaN for flows whose algorithm lacks it.
+    ``pacing_rate_bps``, and the running totals ``delivered_bytes_total``
+    and ``retrans_pkts_total``) and one column per algorithm internal under
+    the algorithm's own name (e.g. CUBIC's ``w_max_pkts``), NaN for flows
+    whose algorithm lacks it. A flow has rows only for the intervals it ran
+    in (none before it starts or after it ends).
     """
     cols = decode_columns(raw["flows_trace"])
+    interval_ns = int(spec.engine["interval_ns"])
+    flows = list(raw["flows"])
+    if len(cols.get("t_ns", ())):
+        # Only the intervals each flow ran in: none before it starts or after it ends.
+        rows_flow = cols["flow"].astype(np.int64)
+        t = cols["t_ns"].astype(np.int64)
+        start = np.asarray([int(f["start_ns"]) for f in flows], dtype=np.int64)[rows_flow]
+        end = np.asarray([int(f["end_ns"]) for f in flows], dtype=np.int64)[rows_flow]
+        keep = (t > start) & (t - interval_ns < end)
+        cols = {name: values[keep] for name, values in cols.items()}
     t_ns = cols.get("t_ns", np.zeros(0, dtype="<u8"))
     flow = cols.get("flow", np.zeros(0, dtype="<u4"))
     n = len(t_ns)
-    interval_ns = int(spec.engine["interval_ns"])
-    flows = list(raw["flows"])
     groups = np.asarray(spec.flow_groups, dtype=np.uint32)
     ccs = np.asarray([str(f["cc"]) for f in flows], dtype=object)
     idx = flow.astype(np.int64)
@@ -123,14 +141,15 @@ def flows_table(raw: Mapping[str, Any], spec: Spec) -> pa.Table:
             target[rows] = cols[slot][rows]
     for column, values in metric_cols.items():
         out[column] = _arrow(values.astype(np.float64))
-    return pa.table(out)
+    return pa.table({FLOW_RENAMES.get(k, k): v for k, v in out.items()})
 
 
 def queue_table(raw: Mapping[str, Any]) -> pa.Table:
     """The bottleneck queue trace as an Arrow table (the content of queue.parquet).
 
     Columns: ``t_ns`` (end of the interval), ``time_s``, ``backlog_bytes`` and
-    ``backlog_pkts`` (at ``t_ns``), ``drops`` and ``tx_bytes`` (in the interval).
+    ``backlog_pkts`` (at ``t_ns``), ``drops_pkts`` and ``tx_bytes`` (in the
+    interval), and the engine's other per-interval columns as they come.
     """
     cols = decode_columns(raw["queue_trace"])
     t_ns = cols.get("t_ns", np.zeros(0, dtype="<u8"))
@@ -140,7 +159,7 @@ def queue_table(raw: Mapping[str, Any]) -> pa.Table:
     }
     for name, values in cols.items():
         if name != "t_ns":
-            out[name] = _arrow(values)
+            out[QUEUE_RENAMES.get(name, name)] = _arrow(values)
     return pa.table(out)
 
 

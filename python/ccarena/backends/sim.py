@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .. import _core
-from ..spec import Spec
+from ..spec import Spec, SpecError
 
 __all__ = ["simulate"]
 
 
-def simulate(spec: Spec) -> dict[str, Any]:
-    """Runs the experiment in the simulator and returns its raw output (the GIL is released meanwhile)."""
-    raw: dict[str, Any] = _core.simulate(spec.engine)
+def simulate(spec: Spec, progress: Callable[[int, int, float], None] | None = None) -> dict[str, Any]:
+    """Runs the experiment in the simulator and returns its raw output.
+
+    The GIL is released while the engine runs; between slices of about a
+    tenth of a second signals are handled (Ctrl-C raises KeyboardInterrupt
+    within that time) and ``progress(simulated_ns, bottleneck_packets,
+    wall_seconds)`` is called. A configuration the engine refuses (which
+    validation should have caught) is a :class:`SpecError`, never a bare
+    ValueError.
+    """
+    try:
+        raw: dict[str, Any] = _core.simulate(spec.engine, progress)
+    except ValueError as e:
+        raise SpecError("experiment", f"the engine refused it: {e}") from None
     return raw

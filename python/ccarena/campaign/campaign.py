@@ -8,7 +8,6 @@ folder) later.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..spec import apply_overrides, read_toml
+from ..spec.document import load_document
 from .catalogue import swept_columns, tables
 from .execute import Outcome, Task, run_dask, run_local
 from .grid import Grid, grid
@@ -57,15 +56,6 @@ class CampaignInterrupted(Exception):
         self.path, self.done, self.total = path, done, total
 
 
-def _document(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str, str, str | None]:
-    """(document, default name, text as given, file path or None)."""
-    if isinstance(source, Mapping):
-        doc = copy.deepcopy(dict(source))
-        return doc, "experiment", json.dumps(doc, sort_keys=True, default=str), None
-    raw = read_toml(source)
-    return raw, Path(source).stem, Path(source).read_text(encoding="utf-8"), str(source)
-
-
 def plan(
     source: str | Path | Mapping[str, Any],
     *,
@@ -73,11 +63,11 @@ def plan(
     seed: int | None = None,
 ) -> tuple[Grid, dict[str, Any]]:
     """Resolves a campaign file: its grid (every run validated) and the header of its store."""
-    raw, default_name, text, path = _document(source)
-    if set:
-        raw = apply_overrides(raw, set)
-    if seed is not None:
-        raw["seed"] = seed
+    raw, default_name = load_document(source, seed=seed, set=set)
+    if isinstance(source, Mapping):
+        path, text = None, json.dumps(dict(source), sort_keys=True, default=str)
+    else:
+        path, text = str(source), Path(source).read_text(encoding="utf-8")
     g = grid(raw, default_name=default_name)
     name = g.runs[0].spec.name
     fingerprint = hashlib.sha256(
@@ -234,7 +224,11 @@ def _known_outcomes(store: Store, g: Grid, retry_failed: bool) -> dict[str, tupl
         walls = dict(zip(old["run_id"], old["wall_s"], strict=True))
     out: dict[str, tuple[str, Any, float | None]] = {}
     for run_id in store.finished() & ids:
-        out[run_id] = ("ok", store.summary(run_id), walls.get(run_id))
+        wall = walls.get(run_id)
+        if wall is None:
+            prov = store.run_dir(run_id) / "provenance.json"
+            wall = json.loads(prov.read_text(encoding="utf-8")).get("wall_s") if prov.is_file() else None
+        out[run_id] = ("ok", store.summary(run_id), wall)
     if not retry_failed:
         for run_id, doc in store.failures().items():
             if run_id in ids and run_id not in out:

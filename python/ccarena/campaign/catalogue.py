@@ -10,6 +10,10 @@
   ``topology.bottleneck.buffer_bdp`` / ``_pkts`` / ``_bytes``), numbers and
   booleans as they are, anything else (names, mixed units) as strings
   under the path itself;
+* with baselines, ``friendliness_vs_<baseline>``: the run's standard-TCP
+  flows' rate over the measurement window divided by the same flows' rate in
+  the baseline run of the same point and repeat (the tcpeval suite's loss
+  L; 1 when the algorithm takes nothing from standard TCP);
 * ``status`` (``ok`` or ``failed``), ``error`` (null when ok), ``wall_s``
   (wall-clock seconds of the run: the one column that differs between two
   campaigns of the same file);
@@ -157,7 +161,42 @@ def tables(
             row.update({k: v for k, v in flatten(payload).items() if k not in row})
             flow_rows += run_flow_rows(run, payload)
         rows.append(row)
+    _add_baseline_friendliness(grid, outcomes, rows)
     return _table(rows, head), _table(flow_rows, ["run_id", "point", "repeat", "baseline"])
+
+
+def _standard_flows(summary: Mapping[str, Any]) -> list[int]:
+    """The flows a run counts as standard TCP (as its friendliness says)."""
+    fr = summary.get("friendliness") or {}
+    flows = summary.get("flows", [])
+    if "standard_groups" in fr:
+        return [int(f["flow"]) for f in flows if int(f["group"]) in set(fr["standard_groups"])]
+    names = set(fr.get("standard", ("reno", "newreno")))
+    return [int(f["flow"]) for f in flows if f["cc"] in names]
+
+
+def _window_rates(summary: Mapping[str, Any]) -> dict[int, float]:
+    return {int(f["flow"]): float(f["window_rate_bps"]) for f in summary.get("flows", []) if f.get("window_rate_bps") is not None}
+
+
+def _add_baseline_friendliness(
+    grid: Grid, outcomes: Mapping[str, tuple[str, Any, float | None]], rows: list[dict[str, Any]]
+) -> None:
+    """``friendliness_vs_<baseline>`` of each run: its standard flows' rate over the same flows' rate in the baseline run."""
+    from ..analysis.metrics import friendliness_vs_baseline
+
+    by_key = {(r.point, r.repeat, r.baseline): r.run_id for r in grid.runs}
+    for row in rows:
+        if row["baseline"] is not None or row["status"] != "ok":
+            continue
+        summary = outcomes[row["run_id"]][1]
+        for b in grid.baselines:
+            base_id = by_key.get((row["point"], row["repeat"], b))
+            base = outcomes.get(base_id) if base_id is not None else None
+            value = None
+            if base is not None and base[0] == "ok":
+                value = friendliness_vs_baseline(_window_rates(summary), _window_rates(base[1]), _standard_flows(summary))
+            row[f"friendliness_vs_{b}"] = value
 
 
 def _ordered(runs: Iterable[Run], outcomes: Mapping[str, Any]) -> list[Run]:

@@ -88,7 +88,6 @@ def run_local(
     ``in_process`` the tasks run one after another in this process (the
     emulator, which handles its own signals and needs the machine to itself).
     """
-    import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -96,8 +95,7 @@ def run_local(
         for task in tasks:
             on_outcome(execute(task))
         return
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ccarena.runner", "ccarena.results.result"])
+    context = _context()
     pending = list(reversed(tasks))
     while pending:
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker)
@@ -122,6 +120,20 @@ def run_local(
             _kill(pool)
             raise
         pool.shutdown(wait=True)
+
+
+def _context() -> Any:
+    """The fork server (workers start from a clean process that imported ccarena once), or plain
+    fork when the main program cannot be imported again (a script read from standard input)."""
+    import multiprocessing
+    import sys
+
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file is not None and not os.path.exists(main_file):
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["ccarena.runner", "ccarena.results.result"])
+    return context
 
 
 def _kill(pool: Any) -> None:

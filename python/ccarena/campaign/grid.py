@@ -193,7 +193,7 @@ def _with_seed(spec: Spec, doc: dict[str, Any], seed: int, default_name: str) ->
         return spec
     if any(isinstance(g.get("start"), dict) for g in spec.resolved.get("flows", [])):
         return resolve({**doc, "seed": seed}, default_name=default_name)
-    return Spec({**spec.resolved, "seed": seed}, {**spec.engine, "seed": seed}, spec.flow_groups)
+    return Spec({**spec.resolved, "seed": seed}, {**spec.engine, "seed": seed}, spec.flow_groups, spec.metrics, spec.warnings)
 
 
 def has_randomness(spec: Spec) -> bool:

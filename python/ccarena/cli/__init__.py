@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
+import threading
 from collections.abc import Sequence
 
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     Parser,
     default_out_dir,
@@ -95,8 +98,25 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(Exception):
+    """SIGTERM arrived; raised in place of dying so that nothing half-written is left."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    # The first Ctrl-C stops the command cleanly; a second one ends it at once.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line with ``argv`` (default: ``sys.argv[1:]``) and returns the exit status."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        signal.signal(signal.SIGINT, _on_sigint)
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
@@ -109,7 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
         return code
     except KeyboardInterrupt:
-        error("interrupted")
+        error("interrupted (nothing half-written is left)")
         return EXIT_INTERRUPTED
+    except Terminated:
+        error("terminated (nothing half-written is left)")
+        return EXIT_TERMINATED
     except BrokenPipeError:
         return EXIT_FAILED

@@ -9,18 +9,19 @@ from typing import Any
 
 from .common import EXIT_OK
 
-__all__ = ["format_algorithms", "register"]
+__all__ = ["format_algorithms", "format_qdiscs", "register"]
 
 
 def register(sub: Any) -> None:
     """Adds ``list`` to the subcommands."""
     p = sub.add_parser(
         "list",
-        help="list what ccarena offers (ccarena list cc: congestion-control algorithms)",
-        description="List the congestion-control algorithms with their sources, default loss "
-        "recovery and parameters (name, type and range, default, meaning).",
+        help="list what ccarena offers: cc (congestion-control algorithms), qdisc (queue disciplines)",
+        description="List the congestion-control algorithms (cc) or the queue disciplines (qdisc) with "
+        "their sources and parameters (name, type and range, default, meaning).",
     )
-    p.add_argument("what", choices=["cc"], metavar="cc", help="cc: congestion-control algorithms")
+    p.add_argument("what", choices=["cc", "qdisc"], metavar="cc|qdisc",
+                   help="cc: congestion-control algorithms; qdisc: queue disciplines")
     p.set_defaults(handler=list_command)
 
 
@@ -70,9 +71,40 @@ def format_algorithms(algos: Sequence[dict[str, Any]], width: int = 100) -> str:
     return "\n\n".join(blocks) + "\n\n" + footer
 
 
+def format_qdiscs(qdiscs: Sequence[dict[str, Any]], width: int = 100) -> str:
+    """The text of ``ccarena list qdisc``: each discipline, its source and its table's keys."""
+    from ..spec.schema import qdisc_key, qdisc_unit
+
+    blocks = []
+    for q in qdiscs:
+        lines = [f"{q['name']}: {q['summary']}"]
+        lines += textwrap.wrap(q["source"], width, initial_indent="  source: ", subsequent_indent="          ")
+        if not q["params"]:
+            lines.append("  parameters: none")
+        else:
+            lines.append(f'  parameters (topology.bottleneck.{q["name"]} = {{ ... }} with qdisc = "{q["name"]}"):')
+            for p in q["params"]:
+                unit = qdisc_unit(p)
+                default = p["default"]
+                if unit == "time":
+                    shown = f'"{default / 1e6:g}ms"'
+                elif unit == "bytes":
+                    shown = f'"{default}B"'
+                else:
+                    shown = _value(default)
+                kind = unit or _range(p)
+                lines.append(f"    {qdisc_key(p)}  {kind}  default {shown}")
+                lines.extend(textwrap.wrap(p.get("doc", ""), width, initial_indent=" " * 8, subsequent_indent=" " * 8))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
 def list_command(args: argparse.Namespace) -> int:
     """Runs ``ccarena list``."""
     from .. import _core
 
-    print(format_algorithms(_core.cc_algorithms()))
+    if args.what == "qdisc":
+        print(format_qdiscs(_core.qdisc_catalogue()))
+    else:
+        print(format_algorithms(_core.cc_algorithms()))
     return EXIT_OK

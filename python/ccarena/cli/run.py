@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,11 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", metavar="N", type=int, help="random seed (replaces the file's seed)")
     add_set_option(p, "duration=10s or flows[1].cc=reno")
     p.add_argument("--no-figure", action="store_true", help="do not draw figure.png")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the estimate (packets, trace rows, memory, wall time) and the warnings, and exit")
+    p.add_argument("--force", action="store_true",
+                   help="run even when the estimate exceeds half the available memory or an hour")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--backend",
         choices=BACKENDS,
@@ -77,6 +83,61 @@ def register(sub: Any) -> None:
         "(root; network namespaces and TUN devices; only the kernel's algorithms)",
     )
     p.set_defaults(handler=run_command)
+
+
+WALL_LIMIT_S = 3600.0
+"""Runs estimated above an hour are refused without --force."""
+SHOW_ESTIMATE_S = 5.0
+"""Runs estimated above this many seconds print the estimate as they start."""
+PROGRESS_AFTER_S = 2.0
+"""The progress bar appears once a run has taken this long (on a terminal)."""
+
+
+def _check_estimate(spec: Any, args: argparse.Namespace) -> int | None:
+    """Prints the estimate when asked or worth knowing; refuses (exit 2) a run beyond the limits."""
+    from ..backends.estimate import available_memory_bytes, estimate
+
+    est = estimate(spec)
+    if args.dry_run:
+        print(f"estimate: {est.text()}")
+        return EXIT_OK
+    avail = available_memory_bytes()
+    too_big = avail is not None and est.memory_bytes > avail / 2
+    too_long = est.wall_s > WALL_LIMIT_S
+    if (too_big or too_long) and not args.force:
+        why = "more than half the available memory" if too_big else "more than an hour"
+        error(f"this run would need {est.text()}: {why}; run with --force to go ahead, or make it smaller")
+        return EXIT_USAGE
+    if est.wall_s > SHOW_ESTIMATE_S:
+        print(f"estimate: {est.text()}", file=sys.stderr)
+    return None
+
+
+class _Progress:
+    """Simulated time against duration, packets per second and time left, on a terminal (tqdm)."""
+
+    def __init__(self, duration_ns: int, *, quiet: bool) -> None:
+        self.duration_s = duration_ns / 1e9
+        self.enabled = not quiet and sys.stderr.isatty()
+        self.bar: Any = None
+        self.last = 0.0
+
+    def update(self, sim_ns: int, packets: int, wall_s: float) -> None:
+        if not self.enabled or (self.bar is None and wall_s < PROGRESS_AFTER_S):
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=round(self.duration_s, 3), unit="s", desc="simulated", file=sys.stderr,
+                            bar_format="{desc} {n:.1f}/{total:.1f} s |{bar}| {postfix} [{elapsed}<{remaining}]")
+        now = sim_ns / 1e9
+        self.bar.set_postfix_str(f"{packets / wall_s / 1e6:.2f} M packets/s", refresh=False)
+        self.bar.update(round(now - self.last, 3))
+        self.last = now
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def prefetch_plots() -> None:
@@ -109,15 +170,23 @@ def run_command(args: argparse.Namespace) -> int:
     except SpecError as e:
         error(str(e))
         return EXIT_USAGE
+    for line in spec.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    refused = _check_estimate(spec, args)
+    if refused is not None:
+        return refused
     out = Path(args.out) if args.out else default_out_dir(spec.name, spec.seed)
+    bar = _Progress(spec.duration_ns, quiet=args.quiet)
     try:
-        result = run(spec, out=out, figure=not args.no_figure)
+        result = run(spec, out=out, figure=not args.no_figure, progress=bar.update)
     except ResultExistsError as e:
         error(str(e))
         return EXIT_USAGE
     except RuntimeError as e:
         error(f"simulation failed: {e}")
         return EXIT_FAILED
+    finally:
+        bar.close()
     print(result.summary_text())
     print(f"\nresults: {result.path}")
     return EXIT_OK

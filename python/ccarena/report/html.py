@@ -97,5 +97,5 @@ def flows_table(summary: Mapping[str, Any]) -> str:
     flows = [flatten(f, skip=()) for f in summary.get("flows", [])]
     if not flows:
         return "<p>No flows.</p>"
-    head = list(dict.fromkeys(["id", "group", "cc", *(k for f in flows for k in f)]))
+    head = list(dict.fromkeys(["flow", "group", "cc", *(k for f in flows for k in f)]))
     return table(head, ([f.get(k) for k in head] for f in flows), keys=3, css="flows")

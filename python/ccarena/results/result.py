@@ -4,6 +4,7 @@ A saved run is a folder::
 
     spec.toml        the resolved experiment (rerun it to get the same numbers)
     summary.json     per-flow and aggregate metrics (see ccarena.analysis.metrics)
+    provenance.json  version, commit, command line, host, CPU, wall time (see provenance.py)
     flows.parquet    one row per flow per interval: bytes through the bottleneck,
                      rate, cwnd, ssthresh, srtt, in-flight, pacing rate,
                      delivered bytes, retransmits, algorithm internals
@@ -33,7 +34,7 @@ import pyarrow.parquet as pq
 import tomli_w
 
 from ..analysis.metrics import FORMAT_VERSION, summarize
-from ..analysis.tables import empty_transfers, flows_table, queue_table, transfers_table
+from ..analysis.tables import FLOW_RENAMES, QUEUE_RENAMES, empty_transfers, flows_table, queue_table, transfers_table
 from ..spec import Spec
 from .store import ResultExistsError, atomic_folder
 from .text import format_summary
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["FORMAT_VERSION", "Result", "ResultExistsError", "upgrade_summary"]
+__all__ = ["FORMAT_VERSION", "Result", "ResultExistsError", "run_key", "upgrade_summary", "upgrade_table"]
 
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
@@ -57,11 +58,35 @@ def upgrade_summary(summary: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(
             f"result format {version} is newer than this ccarena understands ({FORMAT_VERSION}); upgrade ccarena"
         )
+    if version < 2:
+        # Format 1 named flows "id" in summary.json.
+        for f in summary.get("flows", []):
+            if "id" in f and "flow" not in f:
+                f["flow"] = f.pop("id")
     return summary
 
 
-def _write_parquet(table: pa.Table, path: Path) -> None:
-    table = table.replace_schema_metadata({"ccarena.format_version": str(FORMAT_VERSION)})
+def upgrade_table(table: pa.Table, renames: Mapping[str, str]) -> pa.Table:
+    """Renames the columns of a table written in format 1 (its metadata says so) to today's names."""
+    meta = table.schema.metadata or {}
+    if int(meta.get(b"ccarena.format_version", b"1")) >= 2:
+        return table
+    return table.rename_columns([renames.get(c, c) for c in table.column_names])
+
+
+def run_key(spec: Mapping[str, Any]) -> str:
+    """The key of a run in every table: 16 hex digits of the SHA-256 of its resolved experiment.
+
+    The same file and seed give the same key; tables of many runs
+    concatenate with it as their ``run`` column.
+    """
+    import hashlib
+
+    return hashlib.sha256(tomli_w.dumps(dict(spec)).encode("utf-8")).hexdigest()[:16]
+
+
+def _write_parquet(table: pa.Table, path: Path, run: str) -> None:
+    table = table.replace_schema_metadata({"ccarena.format_version": str(FORMAT_VERSION), "ccarena.run": run})
     pq.write_table(
         table,
         path,
@@ -110,6 +135,8 @@ class Result:
         self.transfers_arrow = transfers if transfers is not None else empty_transfers()
         self.raw = raw
         self.path = path
+        self.provenance: dict[str, Any] | None = None
+        """Where, when and with what the run was made (provenance.json); None for a loaded result."""
         self._flows_df: pd.DataFrame | None = None
         self._queue_df: pd.DataFrame | None = None
         self._transfers_df: pd.DataFrame | None = None
@@ -134,8 +161,8 @@ class Result:
             spec = tomllib.load(f)
         with open(folder / "summary.json", encoding="utf-8") as f:
             summary = upgrade_summary(json.load(f))
-        flows = pq.read_table(folder / "flows.parquet")
-        queue = pq.read_table(folder / "queue.parquet")
+        flows = upgrade_table(pq.read_table(folder / "flows.parquet"), FLOW_RENAMES)
+        queue = upgrade_table(pq.read_table(folder / "queue.parquet"), QUEUE_RENAMES)
         # Results saved before background traffic existed have no transfers.parquet.
         tpath = folder / "transfers.parquet"
         transfers = pq.read_table(tpath) if tpath.exists() else None
@@ -145,22 +172,32 @@ class Result:
     def flows(self) -> pd.DataFrame:
         """Per-flow trace, one row per flow per interval."""
         if self._flows_df is None:
-            self._flows_df = self.flows_arrow.to_pandas()
+            self._flows_df = self._frame(self.flows_arrow)
         return self._flows_df
 
     @property
     def queue(self) -> pd.DataFrame:
         """Bottleneck queue trace, one row per interval."""
         if self._queue_df is None:
-            self._queue_df = self.queue_arrow.to_pandas()
+            self._queue_df = self._frame(self.queue_arrow)
         return self._queue_df
 
     @property
     def transfers(self) -> pd.DataFrame:
         """Background TCP transfers, one row each (empty without background traffic)."""
         if self._transfers_df is None:
-            self._transfers_df = self.transfers_arrow.to_pandas()
+            self._transfers_df = self._frame(self.transfers_arrow)
         return self._transfers_df
+
+    @property
+    def run_key(self) -> str:
+        """This run's key (see :func:`run_key`), the ``run`` column of its DataFrames."""
+        return run_key(self.spec)
+
+    def _frame(self, table: pa.Table) -> pd.DataFrame:
+        df = table.to_pandas()
+        df.insert(0, "run", self.run_key)
+        return df
 
     @property
     def engine_seconds(self) -> float | None:
@@ -186,9 +223,12 @@ class Result:
         with atomic_folder(out) as tmp:
             (tmp / "spec.toml").write_text(tomli_w.dumps(self.spec), encoding="utf-8")
             (tmp / "summary.json").write_text(_summary_json(self.summary), encoding="utf-8")
-            _write_parquet(self.flows_arrow, tmp / "flows.parquet")
-            _write_parquet(self.queue_arrow, tmp / "queue.parquet")
-            _write_parquet(self.transfers_arrow, tmp / "transfers.parquet")
+            if self.provenance is not None:
+                (tmp / "provenance.json").write_text(_summary_json(self.provenance), encoding="utf-8")
+            key = self.run_key
+            _write_parquet(self.flows_arrow, tmp / "flows.parquet", key)
+            _write_parquet(self.queue_arrow, tmp / "queue.parquet", key)
+            _write_parquet(self.transfers_arrow, tmp / "transfers.parquet", key)
             if figure and (self.flows_arrow.num_rows > 0 or self.queue_arrow.num_rows > 0):
                 from ..analysis import plots
 

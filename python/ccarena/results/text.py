@@ -38,7 +38,7 @@ def format_summary(s: Mapping[str, Any], spec: Mapping[str, Any], engine_seconds
     for f in s["flows"]:
         rows.append(
             (
-                str(f["id"]),
+                str(f["flow"]),
                 f["cc"],
                 _mbps(f["goodput_bps"]),
                 _mbps(f["bottleneck_rate_bps"]),

@@ -18,7 +18,10 @@ from typing import Any
 
 from .errors import SpecError
 
-__all__ = ["apply_overrides", "copy_document", "parse_override_value", "parse_path", "path_str", "read_toml"]
+__all__ = [
+    "apply_overrides",
+    "copy_document",
+    "load_document", "parse_override_value", "parse_path", "path_str", "read_toml"]
 
 
 def copy_document(value: Any) -> Any:
@@ -142,3 +145,28 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
                 raise SpecError(path_str(parts[:-1]), "is not a table")
             node[last] = copy_document(value)
     return out
+
+
+def load_document(
+    source: str | Path | Mapping[str, Any],
+    *,
+    seed: int | None = None,
+    set: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> tuple[dict[str, Any], str]:
+    """An experiment document with its overrides applied, and its default name.
+
+    ``source`` is a file (its stem is the default name) or a dict
+    ("experiment"); ``overrides`` replace top-level keys, ``set`` maps field
+    paths to values and ``seed`` replaces the seed, in that order.
+    """
+    if isinstance(source, Mapping):
+        raw, default_name = copy_document(dict(source)), "experiment"
+    else:
+        raw, default_name = read_toml(source), Path(source).stem
+    raw = apply_overrides(raw, overrides)
+    if set:
+        raw = apply_overrides(raw, set)
+    if seed is not None:
+        raw["seed"] = seed
+    return raw, default_name

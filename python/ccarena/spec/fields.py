@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from .. import _core
 from .errors import SpecError
+from .limits import check_rate, check_time
 from .schema import Table
 from .units import (
     Size,
@@ -78,8 +79,8 @@ def _unit(parse: Callable[[Any], T], value: Any, path: str) -> T:
 
 
 def time(value: Any, path: str) -> int:
-    """A time such as ``"20ms"``, in ns (zero allowed)."""
-    return _unit(parse_time, value, path)
+    """A time such as ``"20ms"``, in ns (zero allowed), at most :data:`~.limits.MAX_TIME_NS`."""
+    return check_time(_unit(parse_time, value, path), value, path)
 
 
 def positive_time(value: Any, path: str) -> int:
@@ -91,8 +92,8 @@ def positive_time(value: Any, path: str) -> int:
 
 
 def rate(value: Any, path: str) -> int:
-    """A rate such as ``"100Mbps"``, in bit/s."""
-    return _unit(parse_rate, value, path)
+    """A rate such as ``"100Mbps"``, in bit/s, at most :data:`~.limits.MAX_RATE_BPS`."""
+    return check_rate(_unit(parse_rate, value, path), value, path)
 
 
 def byte_count(value: Any, path: str) -> int:

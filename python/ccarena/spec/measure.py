@@ -1,4 +1,4 @@
-"""``[measure]``: what a run records."""
+"""``[measure]``: what a run records, and how its metrics are taken."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from . import fields as F
 from .errors import SpecError
-from .schema import MEASURE
+from .schema import CONVERGENCE, MEASURE
 from .units import describe, format_time
 
 __all__ = ["Measure", "measure"]
@@ -15,18 +15,70 @@ __all__ = ["Measure", "measure"]
 
 @dataclass(frozen=True)
 class Measure:
-    """The resolved ``[measure]`` table."""
+    """The resolved ``[measure]`` table. ``window_ns`` None means the second half of the run."""
 
     interval_ns: int
     trace: bool
+    window_ns: tuple[int, int] | None
+    average_ns: int
+    standard: tuple[str, ...]
+    standard_groups: tuple[int, ...] | None
+    rtt_fairness: tuple[int, int] | None
+    delta: float
+    hold_ns: int
+    jain: float
 
     def resolved(self) -> dict[str, Any]:
         """The ``[measure]`` table of ``spec.toml``."""
-        return {"interval": format_time(self.interval_ns), "trace": self.trace}
+        out: dict[str, Any] = {"interval": format_time(self.interval_ns), "trace": self.trace}
+        if self.window_ns is not None:
+            out["window"] = [format_time(t) for t in self.window_ns]
+        out["average"] = format_time(self.average_ns)
+        out["standard"] = list(self.standard)
+        if self.standard_groups is not None:
+            out["standard_groups"] = list(self.standard_groups)
+        if self.rtt_fairness is not None:
+            out["rtt_fairness"] = list(self.rtt_fairness)
+        out["convergence"] = {"delta": self.delta, "hold": format_time(self.hold_ns), "jain": self.jain}
+        return out
+
+    def engine(self) -> dict[str, Any]:
+        """What the metrics need, in base units (kept beside the engine's configuration)."""
+        return {
+            "window_ns": list(self.window_ns) if self.window_ns is not None else None,
+            "average_ns": self.average_ns,
+            "standard": list(self.standard),
+            "standard_groups": list(self.standard_groups) if self.standard_groups is not None else None,
+            "rtt_fairness": list(self.rtt_fairness) if self.rtt_fairness is not None else None,
+            "delta": self.delta,
+            "hold_ns": self.hold_ns,
+            "jain": self.jain,
+        }
 
 
-def measure(raw: dict[str, Any], duration_ns: int) -> Measure:
-    """Reads ``[measure]``: the trace interval (1 ms to the duration) and whether to trace."""
+def _window(value: Any, duration_ns: int) -> tuple[int, int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise SpecError("measure.window", f'expected [from, to] such as ["30s", "300s"], got {describe(value)}')
+    lo = F.time(value[0], "measure.window[0]")
+    hi = F.time(value[1], "measure.window[1]")
+    if hi <= lo:
+        raise SpecError("measure.window[1]", f"must be after measure.window[0] ({format_time(lo)}), got {describe(value[1])}")
+    if hi > duration_ns:
+        raise SpecError(
+            "measure.window[1]", f"must be at most the duration ({format_time(duration_ns)}), got {describe(value[1])}"
+        )
+    return lo, hi
+
+
+def _groups(value: Any, path: str, n_groups: int, exactly: int | None = None) -> tuple[int, ...]:
+    want = f"a list of {exactly} flow group indices" if exactly else "a list of flow group indices"
+    if not isinstance(value, list) or (exactly is not None and len(value) != exactly):
+        raise SpecError(path, f"expected {want} (e.g. [0, 1]), got {describe(value)}")
+    return tuple(F.integer(g, f"{path}[{i}]", 0, max(n_groups - 1, 0)) for i, g in enumerate(value))
+
+
+def measure(raw: dict[str, Any], duration_ns: int, n_groups: int = 0) -> Measure:
+    """Reads ``[measure]``: the trace interval and switch, and how metrics are taken."""
     m = F.table(raw.get("measure", {}), "measure")
     F.check_keys(m, "measure", MEASURE)
     interval_ns = F.time(m.get("interval", MEASURE.default("interval")), "measure.interval")
@@ -38,4 +90,19 @@ def measure(raw: dict[str, Any], duration_ns: int) -> Measure:
             f"must be at most the duration ({format_time(duration_ns)}), got {describe(m.get('interval'))}",
         )
     trace = F.boolean(m.get("trace", MEASURE.default("trace")), "measure.trace")
-    return Measure(interval_ns, trace)
+    window = _window(m["window"], duration_ns) if "window" in m else None
+    average_ns = F.positive_time(m.get("average", MEASURE.default("average")), "measure.average")
+    standard = m.get("standard", MEASURE.default("standard"))
+    if not isinstance(standard, list) or not all(isinstance(x, str) for x in standard):
+        raise SpecError("measure.standard", f'expected a list of algorithm names such as ["reno"], got {describe(standard)}')
+    std_groups = _groups(m["standard_groups"], "measure.standard_groups", n_groups) if "standard_groups" in m else None
+    rtt_pair = m.get("rtt_fairness")
+    rtt_fair = _groups(rtt_pair, "measure.rtt_fairness", n_groups, 2) if rtt_pair is not None else None
+    conv = F.table(m.get("convergence", {}), "measure.convergence")
+    F.check_keys(conv, "measure.convergence", CONVERGENCE)
+    delta = F.number(conv.get("delta", CONVERGENCE.default("delta")), "measure.convergence.delta", 0.0, 1.0, lo_open=True)
+    hold_ns = F.time(conv.get("hold", CONVERGENCE.default("hold")), "measure.convergence.hold")
+    jain = F.number(conv.get("jain", CONVERGENCE.default("jain")), "measure.convergence.jain", 0.0, 1.0, lo_open=True)
+    return Measure(
+        interval_ns, trace, window, average_ns, tuple(standard), std_groups, rtt_fair, delta, hold_ns, jain
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["INFINITE_SSTHRESH", "NS_PER_S", "Spec"]
@@ -19,12 +19,16 @@ class Spec:
     ``resolved`` is the experiment with every default filled in (what a run
     stores as ``spec.toml``; loading it again gives the same run), ``engine``
     the configuration handed to the simulator, ``flow_groups[i]`` the index
-    of the ``[[flows]]`` table that flow ``i`` came from.
+    of the ``[[flows]]`` table that flow ``i`` came from, ``metrics`` how the
+    metrics are taken (``[measure]`` in base units).
     """
 
     resolved: dict[str, Any]
     engine: dict[str, Any]
     flow_groups: tuple[int, ...]
+    metrics: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    """Representable but implausible values, one line each (``<field>: <why>``); the run goes ahead."""
 
     @property
     def name(self) -> str:

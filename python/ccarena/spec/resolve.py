@@ -100,7 +100,6 @@ BDP uses its own rate.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -109,9 +108,10 @@ from typing import Any
 from .._version import __version__
 from . import fields as F
 from .background import Context, background
-from .document import apply_overrides, read_toml
+from .document import load_document
 from .errors import SpecError
 from .flows import Flows, flows
+from .limits import warnings
 from .measure import measure
 from .model import Spec
 from .schema import EXPERIMENT
@@ -181,7 +181,7 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
     fl = flows(raw, duration_ns, topo.rtt_ns, tcp_, bg.any, seed)
     max_packet = max(tcp_.mss + tcp_.header, bg.max_packet, fl.max_packet)
     limits = _queue_limits(topo, fl, tcp_.mss + tcp_.header, max_packet)
-    meas = measure(raw, duration_ns)
+    meas = measure(raw, duration_ns, len(fl.resolved))
 
     resolved: dict[str, Any] = {
         "name": name,
@@ -211,7 +211,13 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         engine["tcp_sources"] = bg.tcp_sources
     if bg.udp_sources:
         engine["udp_sources"] = bg.udp_sources
-    return Spec(resolved=resolved, engine=engine, flow_groups=tuple(fl.groups))
+    return Spec(
+        resolved=resolved,
+        engine=engine,
+        flow_groups=tuple(fl.groups),
+        metrics=meas.engine(),
+        warnings=tuple(warnings(resolved, engine)),
+    )
 
 
 def load_spec(
@@ -230,15 +236,5 @@ def load_spec(
     they apply in that order. Raises :class:`SpecError` naming the field on
     any mistake.
     """
-    if isinstance(source, Mapping):
-        raw = copy.deepcopy(dict(source))
-        default_name = "experiment"
-    else:
-        raw = read_toml(source)
-        default_name = Path(source).stem
-    raw = apply_overrides(raw, overrides)
-    if set:
-        raw = apply_overrides(raw, set)
-    if seed is not None:
-        raw["seed"] = seed
+    raw, default_name = load_document(source, seed=seed, set=set, **overrides)
     return resolve(raw, default_name=default_name)

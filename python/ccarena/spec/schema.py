@@ -49,12 +49,15 @@ class Field:
     ``type`` is one of: ``time``, ``rate``, ``size`` (bytes, packets or a BDP
     fraction), ``bytes``, ``int``, ``number``, ``bool``, ``string``,
     ``name`` (letters, digits, ``._+-``), ``choice`` (one of ``choices``),
-    ``table`` (the nested ``table``), ``tables`` (a list of ``table``; with
+    ``table`` (the nested ``table``), ``qdisc_params`` (the parameters of the
+    queue discipline named in ``choices``), ``tables`` (a list of ``table``; with
     ``single`` a lone table is accepted too), ``params`` (algorithm
     parameters), ``loss`` (a probability or a :data:`LOSS_MODELS` table),
     ``size_dist`` (a :data:`SIZE_DISTS` table; with ``choices`` also one of
     those names), ``rtt_dist`` (a time or an :data:`RTT_DISTS` table) and
-    ``start`` (a time or a :data:`START_DISTS` table).
+    ``start`` (a time or a :data:`START_DISTS` table), ``times`` (a list of
+    two times), ``names`` (a list of strings) and ``groups`` (a list of flow
+    group indices).
     """
 
     type: str
@@ -194,7 +197,15 @@ START_DISTS: dict[str, Table] = {
 # ---------------------------------------------------------------------------
 # The experiment
 
-QDISCS = ("droptail",)
+def _qdisc_catalogue() -> tuple[dict[str, Any], ...]:
+    from .. import _core
+
+    return tuple(dict(q) for q in _core.qdisc_catalogue())
+
+
+QDISC_CATALOGUE = _qdisc_catalogue()
+"""The engine's queue disciplines with their parameters (``ccarena list qdisc``)."""
+QDISCS = tuple(str(q["name"]) for q in QDISC_CATALOGUE)
 APPS = ("bulk", "fixed", "rate")
 RECOVERIES = ("prr", "newreno")
 DIRECTIONS = ("forward", "reverse", "both")
@@ -208,6 +219,12 @@ BOTTLENECK = _t(
         "qdisc": Field("choice", "queue discipline", default="droptail", choices=QDISCS),
         "delay": Field("time", "one-way propagation delay of the link itself", default="0s"),
         "loss": Field("loss", "random loss of data packets", default=0.0),
+        **{
+            str(q["name"]): Field("qdisc_params", f"parameters of {q['name']} (with qdisc = \"{q['name']}\")",
+                                  choices=(str(q["name"]),))
+            for q in QDISC_CATALOGUE
+            if q["params"]
+        },
     },
 )
 
@@ -331,11 +348,26 @@ BACKGROUND = _t(
     },
 )
 
+CONVERGENCE = _t(
+    "convergence time: from a flow's start until every flow stays within delta of its fair share",
+    {
+        "delta": Field("number", "allowed relative distance from the fair share", default=0.2, lo=0.0, hi=1.0),
+        "hold": Field("time", "how long the flows must stay there", default="1s"),
+        "jain": Field("number", "Jain's index threshold of the second definition", default=0.95, lo=0.0, hi=1.0),
+    },
+)
+
 MEASURE = _t(
-    "what is recorded",
+    "what is recorded and how the metrics are taken",
     {
         "interval": Field("time", "trace interval, 1 ms to the duration", default="100ms"),
         "trace": Field("bool", "record per-interval traces", default=True),
+        "window": Field("times", "[from, to]: the window of every steady-state metric (default: the second half)"),
+        "average": Field("time", "averaging window of convergence and responsiveness", default="1s"),
+        "standard": Field("names", "algorithms counted as standard TCP for friendliness", default=["reno", "newreno"]),
+        "standard_groups": Field("groups", "flow groups counted as standard TCP instead (indices of [[flows]])"),
+        "rtt_fairness": Field("groups", "[short, long]: the flow groups compared (default: smallest and largest RTT)"),
+        "convergence": Field("table", "convergence-time parameters", table=CONVERGENCE),
     },
 )
 
@@ -411,6 +443,12 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
         s = {"type": "string"}
     elif t == "bool":
         s = {"type": "boolean"}
+    elif t == "times":
+        s = {"type": "array", "items": {"type": "string", "pattern": TIME_PATTERN}, "minItems": 2, "maxItems": 2}
+    elif t == "names":
+        s = {"type": "array", "items": {"type": "string"}}
+    elif t == "groups":
+        s = {"type": "array", "items": {"type": "integer", "minimum": 0}}
     elif t in ("int", "number"):
         s = {"type": "integer" if t == "int" else "number"}
         if f.lo is not None:
@@ -426,6 +464,10 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
         assert f.table is not None
         item = _table_schema(f.table, algorithms)
         s = {"anyOf": [item, {"type": "array", "items": item}]} if f.single else {"type": "array", "items": item}
+    elif t == "qdisc_params":
+        q = next(q for q in QDISC_CATALOGUE if q["name"] == f.choices[0])
+        s = {"type": "object", "properties": {qdisc_key(p): _qdisc_param_schema(p) for p in q["params"]},
+             "additionalProperties": False}
     elif t == "params":
         s = {"type": "object", "additionalProperties": {"type": ["boolean", "number", "string"]}}
     elif t == "loss":
@@ -445,6 +487,37 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
     s["description"] = f.doc
     if f.default is not None and t not in ("table", "tables"):
         s["default"] = f.default
+    return s
+
+
+def qdisc_key(param: Mapping[str, Any]) -> str:
+    """The file's key of a queue-discipline parameter: ``target_ns`` is written ``target = "5ms"``,
+    ``mtu_bytes`` ``mtu = "1514B"``; the others as the engine names them."""
+    name = str(param["name"])
+    return name.removesuffix("_ns").removesuffix("_bytes")
+
+
+def qdisc_unit(param: Mapping[str, Any]) -> str | None:
+    """"time" or "bytes" for parameters the file writes with a unit, else None."""
+    name = str(param["name"])
+    return "time" if name.endswith("_ns") else "bytes" if name.endswith("_bytes") else None
+
+
+def _qdisc_param_schema(p: Mapping[str, Any]) -> dict[str, Any]:
+    unit = qdisc_unit(p)
+    if unit is not None:
+        s: dict[str, Any] = {"type": "string", "pattern": TIME_PATTERN if unit == "time" else BYTES_PATTERN}
+    elif p["type"] == "bool":
+        s = {"type": "boolean"}
+    elif p["type"] == "choice":
+        s = {"enum": list(p.get("choices") or [])}
+    else:
+        s = {"type": "integer" if p["type"] == "int" else "number"}
+        if p.get("min") is not None:
+            s["minimum"] = p["min"]
+        if p.get("max") is not None:
+            s["maximum"] = p["max"]
+    s["description"] = str(p.get("doc", ""))
     return s
 
 

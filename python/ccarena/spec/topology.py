@@ -10,7 +10,8 @@ from typing import Any
 from . import fields as F
 from .distributions import loss
 from .errors import SpecError
-from .schema import BOTTLENECK, QDISCS, REVERSE, TOPOLOGY
+from .limits import MAX_BUFFER_PKTS
+from .schema import BOTTLENECK, QDISC_CATALOGUE, QDISCS, REVERSE, TOPOLOGY, qdisc_key, qdisc_unit
 from .units import Size, format_bytes, format_rate, format_size, format_time
 
 __all__ = ["Link", "Topology", "buffer_limit", "topology"]
@@ -33,6 +34,10 @@ class Topology:
     rtt_ns: int | None
     bottleneck: Link
     qdisc: str
+    qdisc_resolved: dict[str, Any]
+    """The discipline's parameters as spec.toml writes them (empty for droptail)."""
+    qdisc_engine: dict[str, Any]
+    """The same in the engine's units (empty for droptail)."""
     delay_ns: int
     loss: float | dict[str, Any]
     loss_p: float
@@ -55,6 +60,8 @@ class Topology:
             "delay": format_time(self.delay_ns),
             "loss": self.loss,
         }
+        if self.qdisc_resolved:
+            out["bottleneck"][self.qdisc] = self.qdisc_resolved
         out["reverse"] = {"rate": format_rate(self.reverse.rate_bps), "buffer": format_size(self.reverse.buffer)}
         if self.reverse_loss is not None:
             out["reverse"]["loss"] = self.reverse_loss
@@ -77,6 +84,8 @@ class Topology:
         }
         if self.loss_model is not None:
             bottleneck["loss_model"] = self.loss_model
+        if self.qdisc != "droptail":
+            bottleneck["qdisc"] = {"kind": self.qdisc, **self.qdisc_engine}
         if self.reverse_loss_model is not None:
             reverse["loss_model"] = self.reverse_loss_model
         return bottleneck, reverse
@@ -104,6 +113,7 @@ def topology(raw: dict[str, Any]) -> Topology:
     F.check_keys(bn, "topology.bottleneck", BOTTLENECK)
     bottleneck = _link(bn, "topology.bottleneck")
     qdisc = F.choice(bn.get("qdisc", BOTTLENECK.default("qdisc")), "topology.bottleneck.qdisc", QDISCS, "queue discipline")
+    q_resolved, q_engine = qdisc_params(bn, qdisc, "topology.bottleneck")
     delay_ns = F.time(bn.get("delay", BOTTLENECK.default("delay")), "topology.bottleneck.delay")
     bn_loss, bn_loss_p, bn_loss_model = loss(bn.get("loss", BOTTLENECK.default("loss")), "topology.bottleneck.loss")
     rev_loss: float | dict[str, Any] | None = None
@@ -123,9 +133,50 @@ def topology(raw: dict[str, Any]) -> Topology:
     else:
         reverse = Link(bottleneck.rate_bps, bottleneck.buffer)
     return Topology(
-        rtt_ns, bottleneck, qdisc, delay_ns, bn_loss, bn_loss_p, bn_loss_model,
+        rtt_ns, bottleneck, qdisc, q_resolved, q_engine, delay_ns, bn_loss, bn_loss_p, bn_loss_model,
         reverse, rev_buffer_path, rev_loss, rev_loss_p, rev_loss_model,
     )  # fmt: skip
+
+
+def qdisc_params(link: dict[str, Any], qdisc: str, path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The table named after the discipline (``red = { min_th = 5, ... }``): (resolved, engine) with defaults."""
+    for other in QDISCS:
+        if other != qdisc and other in link:
+            raise SpecError(F.join(path, other), f'only with qdisc = "{other}" (this link has qdisc = "{qdisc}")')
+    info = next(q for q in QDISC_CATALOGUE if q["name"] == qdisc)
+    where = F.join(path, qdisc)
+    given = F.table(link.get(qdisc, {}), where)
+    params = {qdisc_key(p): p for p in info["params"]}
+    F.check_keys(given, where, tuple(params))
+    resolved: dict[str, Any] = {}
+    engine: dict[str, Any] = {}
+    for key, p in params.items():
+        value = given.get(key)
+        here = F.join(where, key)
+        unit = qdisc_unit(p)
+        if unit == "time":
+            ns = F.time(value, here) if value is not None else int(p["default"])
+            resolved[key], engine[p["name"]] = format_time(ns), ns
+        elif unit == "bytes":
+            n = F.byte_count(value, here) if value is not None else int(p["default"])
+            resolved[key], engine[p["name"]] = format_bytes(n), n
+        else:
+            v = p["default"] if value is None else _qdisc_value(value, p, here)
+            resolved[key] = engine[p["name"]] = v
+    return resolved, engine
+
+
+def _qdisc_value(value: Any, p: dict[str, Any], path: str) -> Any:
+    kind = p["type"]
+    if kind == "bool":
+        return F.boolean(value, path)
+    if kind == "choice":
+        return F.choice(value, path, tuple(p.get("choices") or ()), "mode")
+    lo = p.get("min") if p.get("min") is not None else -math.inf
+    hi = p.get("max") if p.get("max") is not None else math.inf
+    if kind == "int":
+        return F.integer(value, path, int(lo) if math.isfinite(lo) else -(2**63), int(hi) if math.isfinite(hi) else 2**63 - 1)
+    return F.number(value, path, float(lo), float(hi))
 
 
 def buffer_limit(link: Link, path: str, rtt_ns: int, packet_bytes: int, max_packet: int) -> tuple[str, int]:
@@ -133,11 +184,17 @@ def buffer_limit(link: Link, path: str, rtt_ns: int, packet_bytes: int, max_pack
     b = link.buffer
     if b.kind == "pkts":
         assert isinstance(b.value, int)
+        if b.value > MAX_BUFFER_PKTS:
+            raise SpecError(path, f"must be at most {MAX_BUFFER_PKTS} packets, got {format_size(b)}")
         return "buffer_pkts", b.value
     if b.kind == "bytes":
         assert isinstance(b.value, int)
+        if b.value > MAX_BUFFER_PKTS * max_packet:
+            raise SpecError(path, f"must be at most {format_bytes(MAX_BUFFER_PKTS * max_packet)}, got {format_bytes(b.value)}")
         if b.value < max_packet:
             raise SpecError(path, f"must hold at least one packet ({max_packet} bytes), got {format_bytes(b.value)}")
         return "buffer_bytes", b.value
-    pkts = Fraction(b.value) * link.rate_bps * rtt_ns / (8 * NS_PER_S * packet_bytes)
-    return "buffer_pkts", max(1, math.floor(pkts + Fraction(1, 2)))
+    pkts = max(1, math.floor(Fraction(b.value) * link.rate_bps * rtt_ns / (8 * NS_PER_S * packet_bytes) + Fraction(1, 2)))
+    if pkts > MAX_BUFFER_PKTS:
+        raise SpecError(path, f"{format_size(b)} is {pkts} packets here; at most {MAX_BUFFER_PKTS} fit the engine")
+    return "buffer_pkts", pkts

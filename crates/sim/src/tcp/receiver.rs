@@ -70,7 +70,11 @@ impl Receiver {
         let mut out = std::mem::take(&mut self.out);
         ooo.clear();
         out.clear();
-        *self = Receiver { ooo, out, ..Receiver::new(id, mss, ack_bytes, total_bytes) };
+        *self = Receiver {
+            ooo,
+            out,
+            ..Receiver::new(id, mss, ack_bytes, total_bytes)
+        };
     }
 
     /// In-order bytes delivered to the application.
@@ -137,7 +141,11 @@ impl Receiver {
         let k = pkt.seg;
         self.adapt_ato(now);
         self.ce_pending |= pkt.ce;
+        // XCP: one ACK covering several packets carries the sum of their
+        // feedback, so a delayed ACK loses none of the routers' allocation.
+        let fb = if self.unacked > 0 { self.last_hdr.feedback } else { 0 };
         self.last_hdr = pkt.hdr;
+        self.last_hdr.feedback = self.last_hdr.feedback.saturating_add(fb);
         let mut immediate = false;
         if k == self.rcv_nxt {
             self.rcv_nxt += 1;
@@ -215,7 +223,10 @@ mod tests {
             t += PS_PER_MS;
             r.on_data(t, &data(k));
         }
-        assert_eq!(r.acks_sent, 16, "quick-ACK mode acknowledges each of the first 16 segments");
+        assert_eq!(
+            r.acks_sent, 16,
+            "quick-ACK mode acknowledges each of the first 16 segments"
+        );
         for k in 16..26 {
             t += PS_PER_MS;
             r.on_data(t, &data(k));

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import _core
-from ...spec import Spec, SpecError, apply_overrides, read_toml, resolve
+from ...spec import Spec, SpecError, resolve
+from ...spec.document import load_document
 from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE
 
 
@@ -40,17 +41,7 @@ def load_spec(
     it) is accepted without parameters. Raises :class:`SpecError`, and
     checks everything :func:`check_spec` checks.
     """
-    if isinstance(source, Mapping):
-        raw = dict(source)
-        default_name = "experiment"
-    else:
-        raw = read_toml(source)
-        default_name = Path(source).stem
-    raw = apply_overrides(raw, overrides)
-    if set:
-        raw = apply_overrides(raw, set)
-    if seed is not None:
-        raw["seed"] = seed
+    raw, default_name = load_document(source, seed=seed, set=set, **overrides)
     kernel = kernel_algorithms()
     known = _sim_algorithms()
     kernel_only: dict[int, str] = {}
@@ -165,7 +156,7 @@ _ENGINE_FLOW_KEYS = {
     "app_rate_bps",
 }
 
-_ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss"}
+_ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss", "qdisc"}
 
 def check_spec(spec: Spec) -> None:
     """Refuses, with the field's path, what the emulation backend cannot run."""
@@ -175,9 +166,8 @@ def check_spec(spec: Spec) -> None:
         if eng[key]:
             where = "background" if "source" in key else key
             raise SpecError(where, "the emu backend does not run this yet (flows and the bottleneck only)")
-    qdisc = spec.resolved["topology"]["bottleneck"].get("qdisc", "droptail")
-    if qdisc != "droptail":
-        raise SpecError("topology.bottleneck.qdisc", f'the emu backend runs "droptail" only, got "{qdisc}"')
+    if spec.resolved["topology"]["bottleneck"].get("qdisc") == "xcp":
+        raise SpecError("topology.bottleneck.qdisc", "xcp runs in the simulator only (kernel TCP carries no XCP header)")
     for which, path in (("bottleneck", "topology.bottleneck"), ("reverse", "topology.reverse")):
         link = eng[which]
         if link.get("loss_model"):

@@ -126,6 +126,11 @@ def _emulator_config(plan: _Plan) -> str:
         f"rt_priority {RT_PRIORITY}",
         f"spin_ns {SPIN_NS}",
     ]
+    if "qdisc" in bn:
+        q = dict(bn["qdisc"])
+        kind = q.pop("kind")
+        values = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in q.items())
+        lines.append(f"qdisc {kind} {values}".rstrip())
     if EMU_CPU is not None:
         lines.append(f"cpu {EMU_CPU}")
     return "\n".join(lines) + "\n"

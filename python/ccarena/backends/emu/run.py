@@ -163,7 +163,7 @@ def summary_extras(raw: Mapping[str, Any]) -> dict[str, Any]:
     emu = dict(raw["emu"])
     emu["flows"] = [
         {
-            "id": f["id"],
+            "flow": f["id"],
             "rtt_max_ms": None if f.get("rtt_max_us") is None else round(float(f["rtt_max_us"]) / 1000.0, 3),
             "rtt_samples": f.get("rtt_samples"),
             "kernel_min_rtt_ms": round(f["kernel_min_rtt_us"] / 1000.0, 3) if f.get("kernel_min_rtt_us") else None,

@@ -1,0 +1,354 @@
+//! The XCP router: a FIFO whose output port runs XCP's efficiency and
+//! fairness controllers and rewrites each departing packet's congestion
+//! header (Katabi, Handley, Rohrs, "Congestion Control for High
+//! Bandwidth-Delay Product Networks", SIGCOMM 2002, §3.5 and Appendix A).
+//!
+//! ```text
+//!  arrival:   y += len;  for XCP packets with H_rtt > 0:
+//!             Σ rtt·s/cwnd += H_rtt·len/H_cwnd;  Σ rtt²·s/cwnd += H_rtt²·len/H_cwnd;  Σ s += len
+//!             Q_min = min(Q_min, queue bytes seen by the arrival)
+//!  timeout (every d = Σ rtt²·s/cwnd / Σ rtt·s/cwnd, the per-flow average RTT):
+//!             φ  = α·d·(C − y/T) − β·Q_min                 (Eq. 1; T = time since last timeout)
+//!             h  = max(0, γ·y − |φ|)                        (Eq. 2)
+//!             ξp = (h + max(φ,0)) / (d · Σ rtt·s/cwnd)      (Eq. 5)
+//!             ξn = (h + max(−φ,0)) / (d · Σ s)              (Eq. 6)
+//!  departure: H_feedback = min(H_feedback, ξp·rtt²·s/cwnd − ξn·rtt·s)
+//! ```
+//!
+//! The controller has no per-flow state and allocates nothing per packet.
+//! The timer is driven by packet times: the control decision for an
+//! interval is taken at the first arrival or departure after it ends, so no
+//! engine event is needed; with an idle link the next decision uses the
+//! real elapsed time T for the input rate.
+//!
+//! Persistent queue Q: the paper defines it as the minimum queue seen by an
+//! arriving packet during the last propagation delay. This router takes the
+//! minimum over the control interval, which is one average RTT, longer than
+//! the propagation delay; the estimate is therefore never larger than the
+//! paper's.
+//!
+//! Residues (Appendix A): the per-interval budgets of positive and negative
+//! feedback are tracked, and ξp (ξn) is set to 0 once the positive
+//! (negative) budget is spent, so packets of flows whose cwnd grew within
+//! the interval cannot be over-allocated.
+//!
+//! Mixed XCP and TCP traffic: this implementation uses ONE FIFO. Packets
+//! without an XCP header (`H_cwnd = 0`: TCP, UDP, ACKs) pass the controller
+//! untouched but count toward the input traffic y and occupy the queue, so
+//! the efficiency controller sees the true load and keeps the link full.
+//! This is the simplest choice that fits the single-queue port; its known
+//! limit is fairness: loss-based TCP keeps the queue full, the β·Q term
+//! makes φ negative, and XCP flows yield to TCP. The paper's TCP-friendly
+//! mixed runs (§5.5 of the paper) instead give XCP and TCP separate queues
+//! served with weights that track the two classes' fair shares (as ns-2's
+//! XCP code does); that two-queue scheduler is not built here.
+
+use cc::CcHeader;
+
+/// Picoseconds per second (the engine's time unit).
+const PS_PER_S: f64 = 1e12;
+
+/// Parameters of the XCP controllers (paper §3.5 and Theorem 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct XcpConfig {
+    /// Efficiency-controller gain on spare bandwidth; stable for 0 < α < π/(4√2).
+    pub alpha: f64,
+    /// Efficiency-controller gain on the persistent queue; α²·√2 = 0.226.
+    pub beta: f64,
+    /// Fraction of the input traffic shuffled every interval (paper: 10 %).
+    pub gamma: f64,
+    /// Control interval before any RTT is known, seconds. The paper gives no
+    /// value; 100 ms is a typical WAN RTT.
+    pub initial_interval_s: f64,
+}
+
+impl Default for XcpConfig {
+    fn default() -> Self {
+        XcpConfig { alpha: 0.4, beta: 0.226, gamma: 0.1, initial_interval_s: 0.1 }
+    }
+}
+
+/// State of one XCP output port's controllers.
+#[derive(Clone, Debug)]
+pub struct XcpRouter {
+    pub cfg: XcpConfig,
+    /// Link capacity, bytes per second.
+    capacity_bps_bytes: f64,
+    /// Current control interval d, seconds (average RTT).
+    pub d_s: f64,
+    /// Time the current interval started and ends, ps.
+    interval_start: u64,
+    next_timeout: u64,
+    // Sums over the packets that arrived in the current interval.
+    input_bytes: f64,
+    sum_rtt_by_cwnd: f64,
+    sum_rtt2_by_cwnd: f64,
+    sum_xcp_bytes: f64,
+    /// Smallest queue seen by an arrival this interval, bytes.
+    min_queue: f64,
+    // Results of the last control decision, applied in this interval.
+    pub phi: f64,
+    pub h: f64,
+    pub xi_p: f64,
+    pub xi_n: f64,
+    residue_pos: f64,
+    residue_neg: f64,
+}
+
+impl XcpRouter {
+    pub fn new(cfg: XcpConfig, rate_bps: u64) -> XcpRouter {
+        let d = cfg.initial_interval_s;
+        XcpRouter {
+            cfg,
+            capacity_bps_bytes: rate_bps as f64 / 8.0,
+            d_s: d,
+            interval_start: 0,
+            next_timeout: (d * PS_PER_S) as u64,
+            input_bytes: 0.0,
+            sum_rtt_by_cwnd: 0.0,
+            sum_rtt2_by_cwnd: 0.0,
+            sum_xcp_bytes: 0.0,
+            min_queue: f64::INFINITY,
+            phi: 0.0,
+            h: 0.0,
+            xi_p: 0.0,
+            xi_n: 0.0,
+            residue_pos: 0.0,
+            residue_neg: 0.0,
+        }
+    }
+
+    /// Runs the control decision if the interval has ended by `now`.
+    #[inline]
+    fn tick(&mut self, now: u64, queue_bytes: u64) {
+        if now >= self.next_timeout {
+            self.control_timeout(now, queue_bytes);
+        }
+    }
+
+    /// A packet of `len` bytes arrives; `queue_bytes` is the backlog it finds.
+    #[inline]
+    pub fn on_arrival(&mut self, now: u64, hdr: &CcHeader, len: u32, queue_bytes: u64) {
+        self.tick(now, queue_bytes);
+        let s = len as f64;
+        self.input_bytes += s;
+        self.min_queue = self.min_queue.min(queue_bytes as f64);
+        // A flow's first packets carry H_rtt = 0 (no estimate): count them
+        // only in y (the paper's implementation notes).
+        if hdr.cwnd_bytes > 0 && hdr.rtt_us > 0 {
+            let rtt = hdr.rtt_us as f64 * 1e-6;
+            let x = rtt * s / hdr.cwnd_bytes as f64;
+            self.sum_rtt_by_cwnd += x;
+            self.sum_rtt2_by_cwnd += rtt * x;
+            self.sum_xcp_bytes += s;
+        }
+    }
+
+    /// A packet of `len` bytes starts transmission: rewrite its feedback.
+    #[inline]
+    pub fn on_departure(&mut self, now: u64, hdr: &mut CcHeader, len: u32, queue_bytes: u64) {
+        self.tick(now, queue_bytes);
+        if hdr.cwnd_bytes == 0 {
+            return; // not an XCP packet
+        }
+        let s = len as f64;
+        let (pos, neg) = if hdr.rtt_us > 0 {
+            let rtt = hdr.rtt_us as f64 * 1e-6;
+            (self.xi_p * rtt * rtt * s / hdr.cwnd_bytes as f64, self.xi_n * rtt * s)
+        } else {
+            (0.0, 0.0)
+        };
+        let feedback = pos - neg;
+        let fb = feedback.round() as i64;
+        if !hdr.has_feedback || hdr.feedback > fb {
+            hdr.feedback = fb;
+        }
+        hdr.has_feedback = true;
+        // Appendix A: spend the interval's budgets (per unit time, as the
+        // granted window change recurs once per the flow's RTT).
+        if hdr.rtt_us > 0 {
+            let rtt = hdr.rtt_us as f64 * 1e-6;
+            self.residue_pos -= pos / rtt;
+            self.residue_neg -= neg / rtt;
+            if self.residue_pos <= 0.0 {
+                self.xi_p = 0.0;
+            }
+            if self.residue_neg <= 0.0 {
+                self.xi_n = 0.0;
+            }
+        }
+    }
+
+    /// End of a control interval (Appendix A `estimation_control_timeout`).
+    pub fn control_timeout(&mut self, now: u64, queue_bytes: u64) {
+        let elapsed_s = ((now - self.interval_start) as f64 / PS_PER_S).max(1e-9);
+        if self.sum_rtt_by_cwnd > 0.0 {
+            self.d_s = self.sum_rtt2_by_cwnd / self.sum_rtt_by_cwnd;
+        }
+        let d = self.d_s;
+        let q = if self.min_queue.is_finite() { self.min_queue } else { queue_bytes as f64 };
+        let y = self.input_bytes;
+        // Eq. 1: aggregate feedback, bytes.
+        self.phi = self.cfg.alpha * d * (self.capacity_bps_bytes - y / elapsed_s) - self.cfg.beta * q;
+        // Eq. 2: shuffled traffic, bytes.
+        self.h = (self.cfg.gamma * y - self.phi.abs()).max(0.0);
+        let pos = self.h + self.phi.max(0.0);
+        let neg = self.h + (-self.phi).max(0.0);
+        // Eqs. 5-6.
+        self.xi_p = if self.sum_rtt_by_cwnd > 0.0 { pos / (d * self.sum_rtt_by_cwnd) } else { 0.0 };
+        self.xi_n = if self.sum_xcp_bytes > 0.0 { neg / (d * self.sum_xcp_bytes) } else { 0.0 };
+        self.residue_pos = pos / d;
+        self.residue_neg = neg / d;
+        self.input_bytes = 0.0;
+        self.sum_rtt_by_cwnd = 0.0;
+        self.sum_rtt2_by_cwnd = 0.0;
+        self.sum_xcp_bytes = 0.0;
+        self.min_queue = f64::INFINITY;
+        self.interval_start = now;
+        self.next_timeout = now + (d * PS_PER_S).round() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PS: u64 = 1_000_000_000_000;
+
+    fn hdr(cwnd: u64, rtt_ms: u64) -> CcHeader {
+        CcHeader { cwnd_bytes: cwnd, rtt_us: rtt_ms * 1000, feedback: 1 << 40, has_feedback: false }
+    }
+
+    fn close(a: f64, b: f64, tol: f64) {
+        assert!((a - b).abs() <= tol * b.abs().max(1.0), "{a} vs {b}");
+    }
+
+    /// Feeds `n` packets of 1000 B of a flow with (cwnd, rtt) in the first interval.
+    fn feed(r: &mut XcpRouter, n: u32, cwnd: u64, rtt_ms: u64) {
+        for _ in 0..n {
+            r.on_arrival(1, &hdr(cwnd, rtt_ms), 1000, 0);
+        }
+    }
+
+    /// XV1 (paper Eqs. 1, 5): C = 12.5e6 B/s, d = 0.1 s, y = 1e6 B, Q = 0 →
+    /// φ = 0.4·0.1·(12.5e6 − 1e7) = 100 000 B; h = max(0, 1e5 − 1e5) = 0;
+    /// Σ rtt·s/cwnd = 1000·(0.1·1000/50000) = 2.0 → ξp = 1e5/(0.1·2) = 5e5;
+    /// p = 5e5·0.01·1000/50000 = 100 B per packet; n = 0.
+    #[test]
+    fn xv1_positive_feedback_no_shuffle() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 1000, 50_000, 100);
+        r.control_timeout(PS / 10, 0);
+        close(r.d_s, 0.1, 1e-12);
+        close(r.phi, 100_000.0, 1e-9);
+        close(r.h, 0.0, 1e-9);
+        close(r.xi_p, 500_000.0, 1e-9);
+        close(r.xi_n, 0.0, 1e-9);
+        let mut h = hdr(50_000, 100);
+        r.on_departure(PS / 10 + 1, &mut h, 1000, 0);
+        assert_eq!(h.feedback, 100);
+        assert!(h.has_feedback);
+    }
+
+    /// XV2 (Eq. 2, shuffling at full load): y = 1.25e6 B → φ = 0,
+    /// h = 0.1·1.25e6 = 125 000; Σ rtt·s/cwnd = 750·(1/750)+500·(1/500) = 2.0 →
+    /// ξp = 625 000; ξn = 125 000/(0.1·1.25e6) = 1.0.
+    /// A (cwnd 75 000): p = 625000·0.01·1000/75000 = 83.33, n = 100 → −16.67 → −17 B;
+    /// B (cwnd 50 000): p = 125, n = 100 → +25 B.
+    #[test]
+    fn xv2_pure_shuffling() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 750, 75_000, 100);
+        feed(&mut r, 500, 50_000, 100);
+        r.control_timeout(PS / 10, 0);
+        close(r.phi, 0.0, 1e-6);
+        close(r.h, 125_000.0, 1e-9);
+        close(r.xi_p, 625_000.0, 1e-9);
+        close(r.xi_n, 1.0, 1e-9);
+        let mut a = hdr(75_000, 100);
+        r.on_departure(PS / 10 + 1, &mut a, 1000, 0);
+        assert_eq!(a.feedback, -17);
+        let mut b = hdr(50_000, 100);
+        r.on_departure(PS / 10 + 2, &mut b, 1000, 0);
+        assert_eq!(b.feedback, 25);
+    }
+
+    /// XV3 (Eqs. 1-2 with a queue): y = 1.5e6 B, Q = 50 000 B →
+    /// φ = 0.04·(−2.5e6) − 0.226·50 000 = −111 300; h = 150 000 − 111 300 = 38 700.
+    #[test]
+    fn xv3_overload_with_queue() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        for _ in 0..1500 {
+            r.on_arrival(1, &hdr(150_000, 100), 1000, 50_000);
+        }
+        r.control_timeout(PS / 10, 50_000);
+        close(r.phi, -111_300.0, 1e-9);
+        close(r.h, 38_700.0, 1e-9);
+        // Negative feedback: ξn = (38 700 + 111 300)/(0.1·1.5e6) = 1.0 per byte·s.
+        close(r.xi_n, 1.0, 1e-9);
+    }
+
+    /// Control interval = per-flow average RTT (Appendix A): flow A (rtt
+    /// 0.05 s, cwnd 50 000) sends 100 packets, flow B (rtt 0.2 s, cwnd
+    /// 200 000) 100 packets: Σ rtt·s/cwnd = 100·0.001 + 100·0.001 = 0.2,
+    /// Σ rtt²·s/cwnd = 100·5e-5 + 100·2e-4 = 0.025 → d = 0.125 s, the mean
+    /// of the two flows' RTTs (not the packet-weighted mean).
+    #[test]
+    fn control_interval_is_flow_average_rtt() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 100, 50_000, 50);
+        feed(&mut r, 100, 200_000, 200);
+        r.control_timeout(PS / 10, 0);
+        close(r.d_s, 0.125, 1e-12);
+        assert_eq!(r.next_timeout, PS / 10 + PS / 8);
+    }
+
+    /// Packets with H_rtt = 0 and non-XCP packets count in y only, and a
+    /// non-XCP packet's header is left alone.
+    #[test]
+    fn first_and_foreign_packets_count_only_as_load() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        r.on_arrival(1, &hdr(10_000, 0), 1000, 0);
+        r.on_arrival(1, &CcHeader::default(), 1000, 0);
+        r.control_timeout(PS / 10, 0);
+        close(r.d_s, 0.1, 1e-12); // default kept
+        close(r.phi, 0.4 * 0.1 * (12.5e6 - 2000.0 / 0.1), 1e-9);
+        let mut tcp = CcHeader::default();
+        r.on_departure(PS / 10 + 1, &mut tcp, 1000, 0);
+        assert_eq!(tcp, CcHeader::default());
+    }
+
+    /// A router whose feedback is larger than the header's keeps the
+    /// header's (the most congested router wins).
+    #[test]
+    fn feedback_only_reduced() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 1000, 50_000, 100);
+        r.control_timeout(PS / 10, 0);
+        let mut h = hdr(50_000, 100);
+        h.feedback = 30;
+        h.has_feedback = true;
+        r.on_departure(PS / 10 + 1, &mut h, 1000, 0);
+        assert_eq!(h.feedback, 30);
+    }
+
+    /// Residues (Appendix A): once the interval's positive budget
+    /// φ/d = 1e6 B/s is spent (each 100-byte grant of a 0.1 s flow costs
+    /// 1000 B/s), ξp drops to 0 and later packets get no increase.
+    /// Must fail without the residue check: 1500 grants of 100 B = 150 000.
+    #[test]
+    fn positive_budget_runs_out() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 1000, 50_000, 100);
+        r.control_timeout(PS / 10, 0);
+        let mut granted = 0;
+        for k in 0..1500 {
+            let mut h = hdr(50_000, 100);
+            r.on_departure(PS / 10 + 1 + k, &mut h, 1000, 0);
+            granted += h.feedback;
+        }
+        // φ, plus at most the one grant that crosses zero (the budget is
+        // checked after a grant, as in Appendix A); 150 000 without residues.
+        assert!((100_000..=100_100).contains(&granted), "{granted}");
+    }
+}

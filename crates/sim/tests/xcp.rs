@@ -1,0 +1,158 @@
+//! Whole runs of XCP (Katabi, Handley, Rohrs, SIGCOMM 2002): XCP senders
+//! through an XCP router at the bottleneck.
+
+mod common;
+use common::*;
+use sim::{Config, QdiscConfig, XcpConfig};
+
+fn xcp_link(mut cfg: Config) -> Config {
+    cfg.bottleneck.qdisc = QdiscConfig::Xcp(XcpConfig::default());
+    cfg
+}
+
+/// Mean bottleneck backlog (bytes) of the probe samples in (t0, t1] s.
+fn mean_queue_bytes(out: &sim::Output, t0: f64, t1: f64) -> f64 {
+    let t = queue_column(out, "t_ns");
+    let q = queue_column(out, "backlog_bytes");
+    let v: Vec<f64> = t.iter().zip(&q).filter(|(t, _)| **t / 1e9 > t0 && **t / 1e9 <= t1).map(|(_, q)| *q).collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Per-interval bottleneck bytes of one flow, with the interval end times (s).
+fn series(out: &sim::Output, flow: u32) -> (Vec<f64>, Vec<f64>) {
+    let t = flow_column(out, "t_ns");
+    let f = flow_column(out, "flow");
+    let b = flow_column(out, "bottleneck_bytes");
+    let mut ts = vec![];
+    let mut bs = vec![];
+    for i in 0..t.len() {
+        if f[i] as u32 == flow {
+            ts.push(t[i] / 1e9);
+            bs.push(b[i]);
+        }
+    }
+    (ts, bs)
+}
+
+/// First time after `from` (s) at which the flow's rate averaged over the
+/// next `window` intervals of 100 ms is within `frac` of `target_bps`.
+fn reach_time(out: &sim::Output, flow: u32, from: f64, target_bps: f64, frac: f64, window: usize) -> Option<f64> {
+    let (t, b) = series(out, flow);
+    for i in 0..t.len().saturating_sub(window) {
+        if t[i] - 0.1 < from - 1e-9 {
+            continue;
+        }
+        let rate = b[i..i + window].iter().sum::<f64>() * 8.0 / (0.1 * window as f64);
+        if (rate - target_bps).abs() <= frac * target_bps {
+            return Some(t[i] - 0.1 - from);
+        }
+    }
+    None
+}
+
+/// §5 of the paper: near-full utilisation with an almost empty queue at high
+/// bandwidth-delay products. One XCP flow, 100 ms, buffer one BDP, measured
+/// over 5–30 s. Bound: utilisation ≥ 95 %, mean queue < 0.05 BDP, no drops
+/// (measured: 1.0000 and 0.003 BDP at 100 Mbit/s, 1.0000 and 0.001 BDP at 200).
+#[test]
+fn full_link_with_near_empty_queue() {
+    for rate in [100u64, 200] {
+        let out = run(&xcp_link(dumbbell(rate, 100, 1.0, 30, vec![flow("xcp", 100)])));
+        let u = utilisation(&out, rate, 5.0, 30.0);
+        let bdp = rate as f64 * 1e6 * 0.1 / 8.0;
+        let q = mean_queue_bytes(&out, 5.0, 30.0) / bdp;
+        println!("xcp {rate} Mbit/s: utilisation {u:.4}, mean queue {q:.4} BDP, drops {}", out.queue.drops);
+        assert!(u >= 0.95, "{rate}: utilisation {u:.4}");
+        assert!(q < 0.05, "{rate}: mean queue {q:.4} BDP");
+        assert_eq!(out.queue.drops, 0);
+    }
+}
+
+/// The same link with the plain tail-drop queue: the XCP sender gets no
+/// feedback and runs Reno, which fills the buffer and drops (the contrast
+/// that makes the bound above meaningful). Measured: mean queue 0.168 BDP,
+/// 1671 drops.
+#[test]
+fn without_the_router_xcp_is_reno() {
+    let out = run(&dumbbell(100, 100, 1.0, 30, vec![flow("xcp", 100)]));
+    let q = mean_queue_bytes(&out, 5.0, 30.0) / (100e6 * 0.1 / 8.0);
+    println!("xcp sender over tail drop: mean queue {q:.3} BDP, drops {}", out.queue.drops);
+    assert!(q > 0.1 && out.queue.drops > 0);
+}
+
+/// §3.5: the fairness controller equalises throughput, not windows, so flows
+/// of different RTTs share equally (unlike TCP, whose share falls with RTT).
+/// Three flows of 40, 100 and 200 ms on 100 Mbit/s, over 30–60 s.
+/// Measured Jain index 1.0000.
+#[test]
+fn jain_among_different_rtts() {
+    let out = run(&xcp_link(dumbbell(100, 100, 1.0, 60, vec![flow("xcp", 40), flow("xcp", 100), flow("xcp", 200)])));
+    let b = bytes_between(&out, 30.0, 60.0);
+    let j = jain(&b.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    println!("xcp 40/100/200 ms: Jain {j:.4}, bytes {b:?}");
+    assert!(j >= 0.99, "Jain {j:.4}");
+}
+
+/// D4: a second flow joins at 40 s (50 Mbit/s, 100 ms, 1 BDP buffer); time
+/// until its rate, averaged over 1 s, is within 10 % of the fair share
+/// (25 Mbit/s). Measured: xcp 1.5 s (15 RTTs), reno 52 s (520 RTTs),
+/// highspeed 136 s (1361 RTTs).
+#[test]
+fn d4_late_flow_converges_in_tens_of_rtts() {
+    let mut rtts = vec![];
+    for cc in ["xcp", "highspeed", "reno"] {
+        let mut late = flow(cc, 100);
+        late.start_ns = 40_000_000_000;
+        let mut cfg = dumbbell(50, 100, 1.0, 240, vec![flow(cc, 100), late]);
+        if cc == "xcp" {
+            cfg = xcp_link(cfg);
+        }
+        let out = run(&cfg);
+        let r = reach_time(&out, 1, 40.0, 25e6, 0.1, 10).map_or(f64::INFINITY, |s| s / 0.1);
+        println!("{cc}: late flow within 10 % of its fair share after {r:.0} RTTs");
+        rtts.push(r);
+    }
+    assert!(rtts[0] <= 50.0, "xcp: {} RTTs", rtts[0]);
+    assert!(rtts[1] >= 200.0 && rtts[2] >= 200.0, "highspeed {} reno {} RTTs", rtts[1], rtts[2]);
+    assert!(rtts[0] * 10.0 <= rtts[1].min(rtts[2]));
+}
+
+/// D5: when one of two flows stops at 40 s, the other takes the freed
+/// bandwidth within a few RTTs: its 100 ms rate is within 10 % of the link
+/// (50 Mbit/s, 100 ms). Measured 0.5 s (5 RTTs).
+#[test]
+fn d5_freed_bandwidth_taken_within_a_few_rtts() {
+    let mut first = flow("xcp", 100);
+    first.stop_ns = Some(40_000_000_000);
+    let out = run(&xcp_link(dumbbell(50, 100, 1.0, 60, vec![first, flow("xcp", 100)])));
+    let r = reach_time(&out, 1, 40.0, 50e6, 0.1, 1).expect("never took the link") / 0.1;
+    println!("xcp: freed bandwidth taken after {r:.0} RTTs");
+    assert!(r <= 10.0, "{r} RTTs");
+}
+
+/// Same seed, same configuration: identical traces.
+#[test]
+fn deterministic() {
+    let cfg = xcp_link(dumbbell(100, 100, 1.0, 10, vec![flow("xcp", 40), flow("xcp", 200)]));
+    let (a, b) = (run(&cfg), run(&cfg));
+    assert_eq!(flow_column(&a, "cwnd_pkts"), flow_column(&b, "cwnd_pkts"));
+    assert_eq!(queue_column(&a, "backlog_bytes"), queue_column(&b, "backlog_bytes"));
+    assert_eq!(a.events, b.events);
+}
+
+/// XCP and Reno on one FIFO (the router's documented mixed-traffic design):
+/// Reno's packets count as load, so the link stays full, but Reno keeps the
+/// queue standing, the β·Q term makes φ negative, and the XCP flow is
+/// squeezed to almost nothing. Measured over 20–60 s: utilisation 1.0000,
+/// XCP 322 500 B against Reno 499 677 000 B. The paper's TCP-friendly result
+/// needs separate XCP and TCP queues with weighted sharing, not built yet;
+/// this test pins the single-FIFO behaviour so a change to it is seen.
+#[test]
+fn mixed_with_reno_on_one_fifo() {
+    let out = run(&xcp_link(dumbbell(100, 100, 1.0, 60, vec![flow("xcp", 100), flow("reno", 100)])));
+    let u = utilisation(&out, 100, 20.0, 60.0);
+    let b = bytes_between(&out, 20.0, 60.0);
+    println!("xcp + reno on one FIFO: utilisation {u:.4}, bytes {b:?}");
+    assert!(u >= 0.95, "utilisation {u:.4}");
+    assert!(b[0] * 10 < b[1], "XCP share {b:?}");
+}

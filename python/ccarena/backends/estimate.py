@@ -1,0 +1,106 @@
+"""What a simulated run will cost, from its resolved experiment, before it runs.
+
+* packets through the bottleneck: at most the link's rate over the time
+  flows run, in packets of the flows' size (and the same for the reverse
+  link when data cross it);
+* wall time: those packets at the engine's speed on this kind of machine
+  (:data:`PACKETS_PER_S`, from ``bash bench/run.sh``) plus the start-up;
+* trace rows: one per flow and per interval, and one per interval for the queue;
+* peak memory: the interpreter and its libraries, the trace rows (kept by
+  the engine, then copied into Arrow tables), the flows' state and the
+  packets the buffers and the paths hold.
+
+The memory constants were fitted to the peak resident memory
+(``/usr/bin/time -v``) of five runs, from 1 to 1000 flows and from 10 to
+300 s, on the 2-core machine ccarena is developed on; the speed is the
+engine's on ``bash bench/run.sh``. Both are upper-leaning estimates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..spec import Spec
+
+__all__ = ["Estimate", "available_memory_bytes", "estimate"]
+
+PACKETS_PER_S = 3.5e6
+"""Bottleneck data packets the engine moves per wall second (bench/run.sh: 3.9 M with 10 flows, 5.4 M with 2)."""
+STARTUP_S = 0.35
+"""Start-up of the command and writing the results, seconds."""
+BASE_BYTES = 90e6
+"""The interpreter with numpy, pyarrow and the engine loaded."""
+BYTES_PER_TRACE_ROW = 500.0
+"""A flows-trace row in the engine, in numpy and in Arrow (about 130 bytes each, and copies)."""
+BYTES_PER_FLOW = 15e3
+"""A flow's sender, receiver and algorithm state, and its summary."""
+BYTES_PER_PACKET = 160.0
+"""A packet slot of the engine's arena."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run will cost (upper estimates: every link busy all the time)."""
+
+    packets: int
+    trace_rows: int
+    memory_bytes: int
+    wall_s: float
+
+    def text(self) -> str:
+        """One line: ``about N bottleneck packets, R trace rows, M MB of memory, W s``."""
+        return (
+            f"about {self.packets:,} bottleneck packets, {self.trace_rows:,} trace rows, "
+            f"{_size(self.memory_bytes)} of memory, {_duration(self.wall_s)} on this machine"
+        )
+
+
+def _size(n: float) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+def _duration(s: float) -> str:
+    if s >= 3600:
+        return f"{s / 3600:.1f} h"
+    if s >= 60:
+        return f"{s / 60:.1f} min"
+    return f"{s:.1f} s"
+
+
+def estimate(spec: Spec) -> Estimate:
+    """The cost of running ``spec`` in the simulator."""
+    eng = spec.engine
+    duration_ns = int(eng["duration_ns"])
+    flows = eng["flows"]
+    tcp = eng.get("tcp_sources", [])
+    starts = [int(f["start_ns"]) for f in flows] + [int(s["start_ns"]) for s in (*tcp, *eng.get("udp_sources", []))]
+    active_s = (duration_ns - min(starts, default=0)) / 1e9
+    sizes = [int(f["mss"]) + int(f["header_bytes"]) for f in (*flows, *tcp)] or [1500]
+    packet_bits = 8 * min(sizes)
+    packets = int(eng["bottleneck"]["rate_bps"]) * active_s / packet_bits
+    if any(f.get("reverse") for f in flows) or any(s.get("direction") != "forward" for s in tcp):
+        packets += int(eng["reverse"]["rate_bps"]) * active_s / packet_bits
+    intervals = math.ceil(duration_ns / int(eng["interval_ns"])) if eng.get("trace", True) else 0
+    rows = (len(flows) + 1) * intervals
+    buffered = sum(int(eng[k].get("buffer_pkts", int(eng[k].get("buffer_bytes", 0)) // 40)) for k in ("bottleneck", "reverse"))
+    in_flight = max((int(eng["bottleneck"]["rate_bps"]) * int(f["rtt_ns"]) / (8e9 * 1500) for f in flows), default=0.0)
+    memory = (
+        BASE_BYTES
+        + BYTES_PER_TRACE_ROW * rows
+        + BYTES_PER_FLOW * (len(flows) + sum(int(s["arrivals"].get("sessions", 0)) for s in tcp))
+        + BYTES_PER_PACKET * min(buffered + 2 * in_flight, 4 * packets + 1000)
+    )
+    return Estimate(int(packets), rows, int(memory), STARTUP_S + packets / PACKETS_PER_S)
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (None where there is none)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
