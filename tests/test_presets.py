@@ -136,3 +136,13 @@ def test_e_series_fits_the_emulation_backend(preset_id: str) -> None:
     g, _ = plan(get(preset_id).document())
     for run in g.runs:
         check_spec(run.spec)
+
+
+def test_reproduce_command_writes_figure_and_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "e3"
+    assert cli.main(["reproduce", "e3", "--quick", "--jobs", "1", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert (out / "figure-e3.png").is_file() and (out / "figure-e3.svg").is_file()
+    assert "ccarena agrees:" in text and str(out / "report.html") in text
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.index("E3: An application-limited") < html.index("<h2>", html.index("E3: An application-limited") + 1)
