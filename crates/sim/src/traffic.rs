@@ -1,7 +1,8 @@
 //! Background traffic: distributions of transfer sizes and RTTs, TCP flow
 //! sources (open-loop Poisson arrivals, or closed-loop sessions that
 //! alternate a transfer and an idle period), unresponsive UDP sources, and
-//! random loss processes. Recipes and defaults follow reference/traffic.md.
+//! random loss processes. Recipes and defaults follow the SURGE model (Barford and
+//! Crovella, SIGMETRICS 1998) and the background traffic of the papers the presets rerun.
 //!
 //! Every source draws from its own random stream (derived from the
 //! simulation seed and the source's index), so adding a source does not
