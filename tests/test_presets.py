@@ -5,6 +5,7 @@ paper's qualitative claim."""
 from __future__ import annotations
 
 import re
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,7 @@ def test_quick_preset_runs_draws_and_checks_its_claim(preset_id: str, tmp_path: 
     for f in r.figures:
         assert f.is_file() and f.stat().st_size > 1000
     html = r.report.read_text(encoding="utf-8")
-    assert f"{p.id}: {p.title}" in html and "<svg" in html
+    assert escape(f"{p.id}: {p.title}") in html and "<svg" in html
     if r.check is not None and p.expected:
         assert r.check.agrees, f"{p.id}: {p.claim} -- measured: {r.check.measured}"
 
