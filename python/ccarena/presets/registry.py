@@ -134,7 +134,7 @@ def available(feature: str) -> bool:
             load_spec(
                 {
                     "duration": "1s",
-                    "topology": {"rtt": "10ms", "bottleneck": {"rate": "10Mbps", "qdisc": "red"}},
+                    "topology": {"rtt": "10ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp", "qdisc": "red"}},
                     "flows": [{"cc": "reno"}],
                 }
             )
