@@ -26,6 +26,7 @@ pub mod bic;
 pub mod common;
 pub mod compound;
 pub mod cubic;
+pub mod dctcp;
 pub mod fast;
 pub mod highspeed;
 pub mod htcp;
@@ -341,6 +342,13 @@ pub trait CongestionControl {
     /// Called when a data packet leaves; may write the congestion header.
     fn on_send(&mut self, _tp: &Sock, _hdr: &mut CcHeader) {}
 
+    /// The algorithm needs ECN (Linux `TCP_CONG_NEEDS_ECN`): the connection
+    /// uses ECN whatever the flow's setting, every data packet (retransmissions
+    /// too) is sent ECT, and the receiver echoes each change of CE at once.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+
     /// Names of the internals reported by [`metrics`](Self::metrics), in order.
     fn metric_names(&self) -> &'static [&'static str] {
         &[]
@@ -359,6 +367,7 @@ pub enum AnyCc {
     Bbr3(bbr3::Bbr3),
     Bic(bic::Bic),
     Cubic(cubic::Cubic),
+    Dctcp(dctcp::Dctcp),
     Compound(compound::Compound),
     Fast(fast::Fast),
     HighSpeed(highspeed::HighSpeed),
@@ -380,6 +389,7 @@ macro_rules! forward {
             AnyCc::Bbr3($cc) => $body,
             AnyCc::Bic($cc) => $body,
             AnyCc::Cubic($cc) => $body,
+            AnyCc::Dctcp($cc) => $body,
             AnyCc::Compound($cc) => $body,
             AnyCc::Fast($cc) => $body,
             AnyCc::HighSpeed($cc) => $body,
@@ -404,6 +414,7 @@ impl AnyCc {
             AnyCc::Bbr3(_) => "bbr3",
             AnyCc::Bic(_) => "bic",
             AnyCc::Cubic(_) => "cubic",
+            AnyCc::Dctcp(_) => "dctcp",
             AnyCc::Compound(_) => "compound",
             AnyCc::Fast(_) => "fast",
             AnyCc::HighSpeed(_) => "highspeed",
@@ -458,6 +469,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_send(&mut self, tp: &Sock, hdr: &mut CcHeader) {
         forward!(self, c => c.on_send(tp, hdr))
+    }
+    #[inline]
+    fn needs_ecn(&self) -> bool {
+        forward!(self, c => c.needs_ecn())
     }
     fn metric_names(&self) -> &'static [&'static str] {
         forward!(self, c => c.metric_names())

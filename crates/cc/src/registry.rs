@@ -4,7 +4,7 @@
 //! The experiment-file validation and `ccarena list cc` both read this table,
 //! so a parameter exists in exactly one place.
 
-use crate::{bbr, bbr3, cubic, reno, AnyCc};
+use crate::{bbr, bbr3, cubic, dctcp, reno, AnyCc};
 use crate::{compound, fast, vegas, westwood};
 use crate::{bic, highspeed, htcp, illinois, scalable, sqrt, xcp};
 
@@ -82,6 +82,9 @@ pub struct AlgoInfo {
     /// The algorithm assumes a paced sender (BBR); front ends default the
     /// flow's `pacing` to true for it.
     pub needs_pacing: bool,
+    /// The algorithm needs ECN (DCTCP); its flows negotiate ECN whatever
+    /// their `ecn` setting.
+    pub needs_ecn: bool,
 }
 
 /// Resolved parameters: every parameter of the algorithm, in the registry's
@@ -144,6 +147,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: bbr::PARAMS,
         unconfirmed: false,
         needs_pacing: true,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "bbr3",
@@ -153,6 +157,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: bbr3::PARAMS,
         unconfirmed: false,
         needs_pacing: true,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "bic",
@@ -162,6 +167,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: bic::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "compound",
@@ -171,6 +177,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: compound::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "cubic",
@@ -180,6 +187,17 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: cubic::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
+    },
+    AlgoInfo {
+        name: "dctcp",
+        summary: "DCTCP: cuts cwnd by alpha/2, alpha the EWMA (g = 1/16) of the fraction of CE-marked packets per window; needs ECN and a marking queue",
+        source: "Linux net/ipv4/tcp_dctcp.c; RFC 8257; Alizadeh et al., ACM SIGCOMM 2010",
+        default_recovery: "prr",
+        params: dctcp::PARAMS,
+        unconfirmed: false,
+        needs_pacing: false,
+        needs_ecn: true,
     },
     AlgoInfo {
         name: "fast",
@@ -189,6 +207,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: fast::PARAMS,
         unconfirmed: true,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "highspeed",
@@ -198,6 +217,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: highspeed::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "htcp",
@@ -207,6 +227,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: htcp::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "illinois",
@@ -216,6 +237,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: illinois::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "newreno",
@@ -225,6 +247,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: &[],
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "reno",
@@ -234,6 +257,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: &[],
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "scalable",
@@ -243,6 +267,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: scalable::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "sqrt",
@@ -252,6 +277,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: sqrt::PARAMS,
         unconfirmed: true,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "vegas",
@@ -261,6 +287,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: vegas::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "westwood",
@@ -270,6 +297,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: westwood::PARAMS,
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
     AlgoInfo {
         name: "xcp",
@@ -279,6 +307,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         params: &[],
         unconfirmed: false,
         needs_pacing: false,
+        needs_ecn: false,
     },
 ];
 
@@ -363,6 +392,7 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
         "bbr" => AnyCc::Bbr(bbr::Bbr::new(bbr::BbrConfig::from_params(&p))),
         "bbr3" => AnyCc::Bbr3(bbr3::Bbr3::new(bbr3::Bbr3Config::from_params(&p))),
         "cubic" => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::from_params(&p))),
+        "dctcp" => AnyCc::Dctcp(dctcp::Dctcp::new(dctcp::DctcpConfig::from_params(&p))),
         "compound" => AnyCc::Compound(compound::Compound::new(compound::CompoundConfig::from_params(&p))),
         "fast" => AnyCc::Fast(fast::Fast::new(fast::FastConfig::from_params(&p))),
         "bic" => AnyCc::Bic(bic::Bic::new(bic::BicConfig::from_params(&p))),
@@ -387,7 +417,7 @@ mod tests {
         let e = build("cubik", &[]).unwrap_err();
         assert_eq!(
             e.message,
-            "unknown algorithm \"cubik\" (known: bbr, bbr3, bic, compound, cubic, fast, highspeed, htcp, illinois, \
+            "unknown algorithm \"cubik\" (known: bbr, bbr3, bic, compound, cubic, dctcp, fast, highspeed, htcp, illinois, \
              newreno, reno, scalable, sqrt, vegas, westwood, xcp)"
         );
     }

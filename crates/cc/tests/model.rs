@@ -83,6 +83,13 @@ fn no_strict_decrease(name: &str, params: &[(String, ParamValue)]) -> Option<Opt
 const NO_STRICT_DECREASE: &[(&str, Option<&str>, &str, Option<u32>, &str)] = &[
     ("scalable", None, "", Some(8), "Linux: ssthresh = cwnd − (cwnd >> 3), which removes nothing below 8"),
     ("illinois", None, "", Some(8), "Linux: cwnd − (cwnd·β >> 6) with β = 1/8 removes nothing below 8"),
+    (
+        "dctcp",
+        None,
+        "",
+        None,
+        "ssthresh() removes cwnd·alpha/2, nothing once alpha reaches 0 (RFC 8257 §3.3); a loss is halved by set_state(Recovery)",
+    ),
     ("bbr", None, "", None, "not loss-based: ssthresh() returns the current ssthresh (Linux bbr_ssthresh)"),
     ("bbr3", None, "", None, "not loss-based: ssthresh() returns the current ssthresh"),
     (
@@ -335,7 +342,7 @@ impl<C: CongestionControl> Model<C> {
     /// Loss detected by duplicate ACKs / SACK: ssthresh, Recovery, cwnd = ssthresh.
     fn fast_retransmit(&mut self) {
         self.stats.losses += 1;
-        let ss = self.reduce("loss");
+        self.reduce("loss");
         let n = self.rng.range(1, 3).min(self.tp.packets_out.max(1) as u64) as u32;
         self.tp.lost += n as u64;
         for i in 1..=n {
@@ -349,8 +356,9 @@ impl<C: CongestionControl> Model<C> {
         }
         self.cc.set_state(&mut self.tp, CaState::Recovery);
         self.tp.ca_state = CaState::Recovery;
+        // Recovery ends at tp.snd_ssthresh, which set_state may have set (DCTCP).
         if !self.controls {
-            self.tp.snd_cwnd = ss.min(self.tp.snd_cwnd_clamp);
+            self.tp.snd_cwnd = self.tp.snd_ssthresh.min(self.tp.snd_cwnd_clamp);
         }
         self.recovery_acks = self.rng.range(1, 20) as u32;
         self.check("loss");

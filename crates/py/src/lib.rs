@@ -61,7 +61,7 @@ fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue
 const SLICE_EVENTS: u64 = 2_000_000;
 
 /// The registry as a list of dicts: name, summary, source, default_recovery,
-/// unconfirmed, needs_pacing, params (name, type, default, min, max, choices, doc).
+/// unconfirmed, needs_pacing, needs_ecn, params (name, type, default, min, max, choices, doc).
 #[pyfunction]
 fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
     let list = PyList::empty(py);
@@ -73,6 +73,7 @@ fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
         d.set_item("default_recovery", a.default_recovery)?;
         d.set_item("unconfirmed", a.unconfirmed)?;
         d.set_item("needs_pacing", a.needs_pacing)?;
+        d.set_item("needs_ecn", a.needs_ecn)?;
         let ps = PyList::empty(py);
         for p in a.params {
             let pd = PyDict::new(py);
@@ -336,6 +337,7 @@ fn tcp_source_from(d: &Bound<'_, PyDict>) -> PyResult<TcpSource> {
         header_bytes: get(d, "header_bytes")?,
         init_cwnd: get(d, "init_cwnd")?,
         pacing: get_opt(d, "pacing")?.unwrap_or(false),
+        ecn: get_opt(d, "ecn")?.unwrap_or(false),
         start_ns: get_opt(d, "start_ns")?.unwrap_or(0),
         stop_ns: get_opt(d, "stop_ns")?,
     })
@@ -400,7 +402,7 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
             recovery,
             app,
             reverse: get_opt(&f, "reverse")?.unwrap_or(false),
-            ect: get_opt(&f, "ect")?.unwrap_or(false),
+            ecn: get_opt(&f, "ecn")?.unwrap_or(false),
         });
     }
     let mut tcp_sources = Vec::new();

@@ -24,7 +24,7 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
         recovery: None,
         app: App::Bulk,
         reverse: false,
-        ect: false,
+        ecn: false,
     };
     Config {
         seed: 1,

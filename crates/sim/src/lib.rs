@@ -86,9 +86,10 @@ pub struct FlowConfig {
     /// Data flow from the receivers' side: through the reverse link, with
     /// their ACKs through the bottleneck.
     pub reverse: bool,
-    /// Mark the flow's data packets ECN-capable (ECT(0)). Only sets the bit
-    /// for queue disciplines to see; the sender does not react to ECE.
-    pub ect: bool,
+    /// Negotiate ECN (RFC 3168): data sent ECT(0), the receiver echoes CE
+    /// and the sender answers an echo with a window reduction. Algorithms
+    /// that need ECN (DCTCP) use it whatever this says.
+    pub ecn: bool,
 }
 
 /// A whole experiment, fully resolved.
@@ -118,6 +119,8 @@ pub struct FlowStats {
     pub retrans_pkts: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Window reductions in answer to an ECN echo.
+    pub ecn_reductions: u64,
     pub goodput_bytes: u64,
     pub bottleneck_bytes: u64,
     pub drops: u64,
@@ -134,6 +137,7 @@ impl FlowStats {
             ("retrans_pkts", self.retrans_pkts),
             ("timeouts", self.timeouts),
             ("fast_recoveries", self.fast_recoveries),
+            ("ecn_reductions", self.ecn_reductions),
             ("goodput_bytes", self.goodput_bytes),
             ("bottleneck_bytes", self.bottleneck_bytes),
             ("drops", self.drops),

@@ -43,6 +43,8 @@ pub struct Packet {
     pub ce: bool,
     /// ACK: ECN echo.
     pub ece: bool,
+    /// Data: congestion window reduced (RFC 3168 CWR), ends the receiver's echo.
+    pub cwr: bool,
     /// Time the packet entered the current queue, ps.
     pub enqueued_at: u64,
     /// Congestion header, written by the sender, rewritable by routers,
@@ -64,6 +66,7 @@ impl Packet {
             ect: false,
             ce: false,
             ece: false,
+            cwr: false,
             enqueued_at: 0,
             hdr: CcHeader::default(),
         }

@@ -63,8 +63,6 @@ struct Flow {
     session: Option<(u32, u32)>,
     /// The transfer finished; the slot is released once drained.
     closing: bool,
-    /// Set ECT on this flow's data packets.
-    ect: bool,
 }
 
 struct TcpSourceState {
@@ -237,6 +235,7 @@ impl Simulator {
                 pacing: f.pacing,
                 recovery,
                 app: f.app,
+                ecn: f.ecn,
             };
             let slot = sim.alloc_slot();
             debug_assert_eq!(slot as usize, i);
@@ -252,7 +251,6 @@ impl Simulator {
             );
             let fl = &mut sim.flows[i];
             fl.stop = f.stop_ns.map(ns);
-            fl.ect = f.ect;
             if fl.start < sim.end {
                 sim.q.push(fl.start, Event::FlowStart(i as u32));
             }
@@ -348,6 +346,7 @@ impl Simulator {
             pacing: false,
             recovery: Recovery::Prr,
             app: App::Bulk,
+            ecn: false,
         };
         self.flows.push(Flow {
             sender: Sender::new(
@@ -368,7 +367,6 @@ impl Simulator {
             transfer: None,
             session: None,
             closing: false,
-            ect: false,
         });
         id
     }
@@ -408,9 +406,11 @@ impl Simulator {
             line.delay = delays[k];
             line.next = nexts[k];
         }
+        let accurate_ecn = cc.needs_ecn();
         fl.sender.reinit(slot, scfg, cc);
         fl.sender.tp.rng_seed = cc_seed;
         fl.receiver.reinit(slot, mss, hdr, total);
+        fl.receiver.accurate_ecn = accurate_ecn;
         fl.data_port = data_port;
         fl.pending = [u64::MAX; TIMER_KINDS];
         fl.start = start;
@@ -422,7 +422,6 @@ impl Simulator {
         fl.transfer = None;
         fl.session = None;
         fl.closing = false;
-        fl.ect = false;
     }
 
     /// Starts one background transfer of TCP source `src`.
@@ -446,6 +445,7 @@ impl Simulator {
             pacing: c.pacing,
             recovery: default_recovery(&c.cc),
             app: App::Fixed { bytes: size },
+            ecn: c.ecn,
         };
         st.stats.offered_bytes += size;
         st.stats.started += 1;
@@ -576,8 +576,7 @@ impl Simulator {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
         for i in 0..fl.sender.out.len() {
-            let mut p = fl.sender.out[i];
-            p.ect |= fl.ect;
+            let p = fl.sender.out[i];
             let id = self.arena.alloc(p);
             self.created += 1;
             fl.in_network += 1;
@@ -1002,6 +1001,7 @@ impl Simulator {
                     retrans_pkts: s.stats.retrans_pkts,
                     timeouts: s.stats.timeouts,
                     fast_recoveries: s.stats.fast_recoveries,
+                    ecn_reductions: s.stats.ecn_reductions,
                     goodput_bytes: fl.receiver.delivered_bytes(),
                     bottleneck_bytes: fl.total_bytes,
                     drops: fl.drops,

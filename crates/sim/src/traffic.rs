@@ -192,6 +192,8 @@ pub struct TcpSource {
     pub header_bytes: u32,
     pub init_cwnd: u32,
     pub pacing: bool,
+    /// Negotiate ECN (RFC 3168).
+    pub ecn: bool,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
 }

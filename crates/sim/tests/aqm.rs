@@ -156,15 +156,15 @@ fn adaptive_red_average_stays_between_its_thresholds() {
 }
 
 // RFC 3168 §5 / RFC 8289 §5.5 / RFC 8290: with ECN on, ECN-capable packets
-// are marked, never dropped by the AQM (the buffer may still overflow, since
-// the sender does not react to ECE yet). With ECN off the same run drops.
+// are marked, never dropped by the AQM (the buffer may still overflow). With
+// ECN off in the discipline the same run drops.
 #[test]
 fn ecn_marks_instead_of_dropping() {
     use sim::qdisc::ParamValue::Bool;
     for kind in ["codel", "fq_codel"] {
         let build = |ecn: bool| {
             let mut f = flow("cubic", 50);
-            f.ect = true;
+            f.ecn = true;
             with_qdisc(
                 dumbbell(100, 50, 2.0, 10, vec![f; 2]),
                 kind,
@@ -205,7 +205,7 @@ fn same_seed_same_result() {
     for kind in ["droptail", "red", "codel", "pie", "fq_codel"] {
         let mut flows = vec![flow("cubic", 50); 3];
         flows[1].rtt_ns = 80_000_000;
-        flows[2].ect = true;
+        flows[2].ecn = true;
         let cfg = with_qdisc(dumbbell(50, 50, 1.0, 5, flows), kind, &[]);
         let (a, b) = (run(&cfg), run(&cfg));
         // Debug strings: the traces hold NaN, which is not equal to itself.

@@ -21,7 +21,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
         recovery: None,
         app: App::Bulk,
         reverse: false,
-        ect: false,
+        ecn: false,
     }
 }
 

@@ -21,6 +21,7 @@ fn web(arrivals: Arrivals, direction: Direction) -> TcpSource {
         header_bytes: HDR,
         init_cwnd: 10,
         pacing: false,
+        ecn: false,
         start_ns: 0,
         stop_ns: None,
     }

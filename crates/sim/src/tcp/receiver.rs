@@ -3,6 +3,15 @@
 //! ACKs for the first 16 segments, then an ACK for every second full segment
 //! or when the adaptive delayed-ACK timer (ato, 40–200 ms) expires;
 //! out-of-order data, duplicates and hole fills are acknowledged at once.
+//!
+//! ECN echo, two ways (RFC 3168 §6.1.3; RFC 8257 §3.2):
+//! - classic: a CE mark sets ECE on every ACK until a data segment arrives
+//!   with CWR; the first CE of an episode also acknowledges the next two
+//!   segments at once (Linux `__tcp_ecn_check_ce` → quick-ACK mode);
+//! - accurate (DCTCP, Linux `dctcp_ece_ack_update`): ECE on each ACK says
+//!   whether the segments it covers were CE-marked; when the CE state of the
+//!   arriving segment differs from the previous one, any delayed ACK is sent
+//!   first with the old state and the new segment is acknowledged at once.
 
 use crate::event::{Time, PS_PER_MS};
 use crate::packet::{Packet, MAX_SACK};
@@ -33,7 +42,12 @@ pub struct Receiver {
     quick: u32,
     ato: Time,
     last_recv: Option<Time>,
-    ce_pending: bool,
+    /// Echo each CE change at once (DCTCP) instead of RFC 3168's ECE-until-CWR.
+    pub accurate_ecn: bool,
+    /// ECE is set on outgoing ACKs (Linux `TCP_ECN_DEMAND_CWR`).
+    demand_cwr: bool,
+    /// CE state of the last segment received (accurate echo).
+    ce_state: bool,
     last_hdr: cc::CcHeader,
     /// Delayed-ACK deadline (0 = not armed), ps.
     pub delack: Time,
@@ -56,7 +70,9 @@ impl Receiver {
             quick: MAX_QUICKACKS,
             ato: ATO_MIN,
             last_recv: None,
-            ce_pending: false,
+            accurate_ecn: false,
+            demand_cwr: false,
+            ce_state: false,
             last_hdr: cc::CcHeader::default(),
             delack: 0,
             out: Vec::new(),
@@ -137,16 +153,42 @@ impl Receiver {
         true
     }
 
+    /// ECN bookkeeping for an arriving data segment (before it is
+    /// acknowledged); returns whether it must be acknowledged at once.
+    fn ecn_on_data(&mut self, pkt: &Packet) -> bool {
+        if self.accurate_ecn {
+            if pkt.ce == self.ce_state {
+                return false;
+            }
+            // The segments held for a delayed ACK carry the old CE state.
+            if self.unacked > 0 {
+                self.send_ack();
+            }
+            self.ce_state = pkt.ce;
+            self.demand_cwr = pkt.ce;
+            return true;
+        }
+        if pkt.cwr {
+            self.demand_cwr = false;
+        }
+        if pkt.ce && !self.demand_cwr {
+            self.demand_cwr = true;
+            self.quick = self.quick.max(2);
+            self.ato = ATO_MIN;
+        }
+        false
+    }
+
     pub fn on_data(&mut self, now: Time, pkt: &Packet) {
         let k = pkt.seg;
         self.adapt_ato(now);
-        self.ce_pending |= pkt.ce;
+        let ecn_now = self.ecn_on_data(pkt);
         // XCP: one ACK covering several packets carries the sum of their
         // feedback, so a delayed ACK loses none of the routers' allocation.
         let fb = if self.unacked > 0 { self.last_hdr.feedback } else { 0 };
         self.last_hdr = pkt.hdr;
         self.last_hdr.feedback = self.last_hdr.feedback.saturating_add(fb);
-        let mut immediate = false;
+        let mut immediate = ecn_now;
         if k == self.rcv_nxt {
             self.rcv_nxt += 1;
             if let Some(&(s, e, _)) = self.ooo.first() {
@@ -197,9 +239,8 @@ impl Receiver {
             n += 1;
         }
         p.nsack = n as u8;
-        p.ece = self.ce_pending;
+        p.ece = self.demand_cwr;
         p.hdr = self.last_hdr;
-        self.ce_pending = false;
         self.unacked = 0;
         self.delack = 0;
         self.acks_sent += 1;
@@ -262,6 +303,74 @@ mod tests {
         assert_eq!(a.seg, 5, "hole filled: cumulative ACK jumps over the range");
         assert_eq!(a.nsack, 1);
         assert_eq!(r.delivered_bytes(), 5 * 1448);
+    }
+
+    fn marked(k: u64, ce: bool, cwr: bool) -> Packet {
+        let mut p = data(k);
+        p.ce = ce;
+        p.cwr = cwr;
+        p
+    }
+
+    // RFC 3168 §6.1.3: after a CE mark every ACK carries ECE until a segment
+    // with CWR arrives; the first mark of an episode is acknowledged at once.
+    #[test]
+    fn classic_echo_until_cwr() {
+        let mut r = Receiver::new(0, 1448, 52, None);
+        let mut t = PS_PER_MS;
+        r.on_data(t, &marked(0, false, false));
+        r.quick = 0;
+        for k in 1..4 {
+            t += PS_PER_MS;
+            r.on_data(t, &marked(k, false, false));
+        }
+        assert!(r.out.iter().all(|a| !a.ece));
+        assert_eq!(r.unacked, 1, "one segment held for a delayed ACK");
+        r.out.clear();
+        t += PS_PER_MS;
+        r.on_data(t, &marked(4, true, false));
+        assert_eq!(r.out.len(), 1, "the CE segment completes a pair");
+        t += PS_PER_MS;
+        r.on_data(t, &marked(5, false, false));
+        assert_eq!(r.out.len(), 2, "quick-ACK mode: the next segment at once");
+        t += PS_PER_MS;
+        r.on_data(t, &marked(6, false, false));
+        assert_eq!(r.out.len(), 2, "quick-ACK mode spent: the next segment waits");
+        for k in 7..10 {
+            t += PS_PER_MS;
+            r.on_data(t, &marked(k, false, false));
+        }
+        r.on_delack_timer(t);
+        assert!(r.out.iter().all(|a| a.ece), "ECE on every ACK until CWR");
+        r.out.clear();
+        t += PS_PER_MS;
+        r.on_data(t, &marked(10, false, true));
+        t += PS_PER_MS;
+        r.on_data(t, &marked(11, false, false));
+        assert!(!r.out.is_empty());
+        assert!(r.out.iter().all(|a| !a.ece), "CWR ends the echo");
+    }
+
+    // RFC 8257 §3.2 (Linux dctcp_ece_ack_update): ECE reflects the CE state
+    // of the segments an ACK covers; a change of state flushes the delayed
+    // ACK with the old state and acknowledges the new segment at once.
+    #[test]
+    fn accurate_echo_follows_each_change() {
+        let mut r = Receiver::new(0, 1448, 52, None);
+        r.accurate_ecn = true;
+        r.on_data(1, &marked(0, false, false));
+        r.quick = 0;
+        r.out.clear();
+        let acks = |r: &mut Receiver| r.out.drain(..).map(|a| (a.seg, a.ece)).collect::<Vec<_>>();
+        r.on_data(2, &marked(1, false, false)); // held for a delayed ACK
+        assert_eq!(acks(&mut r), vec![]);
+        r.on_data(3, &marked(2, true, false));
+        assert_eq!(acks(&mut r), vec![(2, false), (3, true)], "old state flushed, new one at once");
+        r.on_data(4, &marked(3, true, false));
+        r.on_data(5, &marked(4, true, false));
+        assert_eq!(acks(&mut r), vec![(5, true)], "no change: delayed ACKs as usual");
+        r.on_data(6, &marked(5, false, true));
+        assert_eq!(acks(&mut r), vec![(6, false)], "CWR does not matter, the CE state does");
     }
 
     // tcp-core.md TV-C9: data every 30 ms drive ato towards 60 ms.

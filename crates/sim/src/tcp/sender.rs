@@ -23,6 +23,15 @@
 //! its deadline, and a loss at the very end of a flight still waits for the
 //! RTO.
 //!
+//! ECN (RFC 3168 §6.1, as Linux): a flow that negotiates ECN sends new data
+//! ECT (retransmissions not, unless the algorithm needs ECN, e.g. DCTCP). An
+//! ACK with ECE in Open or Disorder enters CWR: ssthresh from the algorithm,
+//! cwnd brought down by PRR as in Recovery but nothing retransmitted, and CWR
+//! set on the next new segment. Further echoes are ignored until snd_una
+//! passes the CWR point (`high_seq`, snd_nxt at entry), so the window is cut
+//! at most once per window of data; a loss found during CWR turns it into
+//! Recovery without a second cut.
+//!
 //! Sequence numbers are segment indices: segment k carries bytes
 //! [k·MSS, (k+1)·MSS) (the last segment of a fixed-size transfer may be
 //! shorter). The scoreboard is a ring over [snd_una, snd_nxt) that grows to
@@ -78,6 +87,8 @@ pub struct SenderConfig {
     pub pacing: bool,
     pub recovery: Recovery,
     pub app: App,
+    /// Negotiate ECN (RFC 3168). Algorithms that need ECN use it regardless.
+    pub ecn: bool,
 }
 
 // Scoreboard flags.
@@ -117,6 +128,8 @@ pub struct SenderStats {
     pub retrans_pkts: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Window reductions in answer to an ECN echo (entries into CWR).
+    pub ecn_reductions: u64,
     pub completion: Option<Time>,
 }
 
@@ -190,6 +203,11 @@ pub struct Sender {
     rate_prior_delivered_ce: u64,
     /// A partial ACK was seen in the current NewReno recovery.
     partial_acked: bool,
+    /// The connection uses ECN; the algorithm needs it (DCTCP).
+    ecn: bool,
+    needs_ecn: bool,
+    /// Set CWR on the next new segment (Linux `TCP_ECN_QUEUE_CWR`).
+    queue_cwr: bool,
 }
 
 /// The allocations a sender owns, handed from one connection to the next.
@@ -237,6 +255,7 @@ impl Sender {
         };
         let mut tp = Sock::new(cfg.mss, cfg.init_cwnd);
         tp.paced = cfg.pacing;
+        let needs_ecn = cc.needs_ecn();
         let cap = bufs.ring.len();
         debug_assert!(cap.is_power_of_two());
         Sender {
@@ -283,6 +302,9 @@ impl Sender {
             rate_prior_lost: 0,
             rate_prior_delivered_ce: 0,
             partial_acked: false,
+            ecn: cfg.ecn || needs_ecn,
+            needs_ecn,
+            queue_cwr: false,
             cfg,
         }
     }
@@ -525,13 +547,22 @@ impl Sender {
             self.tp.packets_out += 1;
             self.tp.snd_nxt = self.nxt * self.cfg.mss as u64;
         }
-        if self.tp.ca_state == CaState::Recovery {
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }
         let len = self.seg_len(k);
         let wire = len + self.cfg.header_bytes;
         let mut p = Packet::data(self.id, k, len, wire);
         p.retrans = is_rtx;
+        if self.ecn {
+            // Linux tcp_ecn_send: new data ECT, with CWR after a reduction;
+            // retransmissions Not-ECT (RFC 3168 §6.1.5) unless the algorithm needs ECN.
+            p.ect = !is_rtx || self.needs_ecn;
+            if !is_rtx && self.queue_cwr {
+                p.cwr = true;
+                self.queue_cwr = false;
+            }
+        }
         self.cc.on_send(&self.tp, &mut p.hdr);
         self.out.push(p);
         self.stats.sent_pkts += 1;
@@ -805,9 +836,10 @@ impl Sender {
             self.partial_acked |= partial;
         }
 
+        let ece = self.ecn && pkt.ece;
         match self.cfg.recovery {
-            Recovery::Prr => self.state_machine_sack(&rs, acked_sacked, newly_lost, una_advanced),
-            Recovery::NewReno => self.state_machine_newreno(pkt, prior_una, acked_sacked),
+            Recovery::Prr => self.state_machine_sack(&rs, acked_sacked, newly_lost, una_advanced, ece),
+            Recovery::NewReno => self.state_machine_newreno(pkt, prior_una, acked_sacked, ece),
         }
 
         // Completion of a fixed-size transfer.
@@ -961,15 +993,46 @@ impl Sender {
 
     fn enter_recovery(&mut self) {
         self.stats.fast_recoveries += 1;
-        self.tp.prior_cwnd = self.tp.snd_cwnd;
-        self.tp.prior_ssthresh = self.tp.snd_ssthresh;
-        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
-        self.prr_delivered = 0;
-        self.prr_out = 0;
+        // Linux tcp_enter_recovery: inside a CWR episode the window has
+        // already been cut for this window of data.
+        if self.tp.ca_state != CaState::Cwr {
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.prior_ssthresh = self.tp.snd_ssthresh;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            self.high_seq = self.nxt;
+            self.queue_cwr = self.ecn;
+        }
         self.partial_acked = false;
-        self.high_seq = self.nxt;
         self.cc.set_state(&mut self.tp, CaState::Recovery);
         self.tp.ca_state = CaState::Recovery;
+    }
+
+    /// An ECN echo in Open or Disorder: reduce the window without a
+    /// retransmission (Linux `tcp_enter_cwr` → `tcp_init_cwnd_reduction`).
+    fn enter_cwr(&mut self) {
+        self.stats.ecn_reductions += 1;
+        self.tp.prior_ssthresh = 0;
+        self.high_seq = self.nxt;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        self.queue_cwr = true;
+        self.cc.set_state(&mut self.tp, CaState::Cwr);
+        self.tp.ca_state = CaState::Cwr;
+    }
+
+    /// Linux `tcp_end_cwnd_reduction`: cwnd settles at ssthresh (algorithms
+    /// with `cong_control` keep their own), then back to Open.
+    fn end_cwnd_reduction(&mut self) {
+        if !self.cc_controls && self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        self.enter_open();
     }
 
     /// Back to Open: recovery or the loss state is over.
@@ -986,28 +1049,27 @@ impl Sender {
         acked_sacked: u32,
         newly_lost: u32,
         una_advanced: bool,
+        ece: bool,
     ) {
         match self.tp.ca_state {
-            CaState::Recovery if self.una >= self.high_seq => {
-                // tcp_end_cwnd_reduction: algorithms with cong_control
-                // keep their own cwnd.
-                if !self.cc_controls && self.tp.snd_ssthresh < INFINITE_SSTHRESH {
-                    self.tp.snd_cwnd = self.tp.snd_ssthresh;
-                }
-                self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
-                self.enter_open();
-            }
+            CaState::Recovery if self.una >= self.high_seq => self.end_cwnd_reduction(),
             CaState::Loss if self.una >= self.high_seq => self.enter_open(),
+            // CWR holds until something above high_seq is acknowledged, so
+            // the segment carrying CWR has reached the receiver.
+            CaState::Cwr if self.una > self.high_seq => self.end_cwnd_reduction(),
             _ => {}
         }
-        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) && self.tp.lost_out > 0 {
+        let reducible = matches!(self.tp.ca_state, CaState::Open | CaState::Disorder);
+        if (reducible || self.tp.ca_state == CaState::Cwr) && self.tp.lost_out > 0 {
             self.enter_recovery();
+        } else if reducible && ece {
+            self.enter_cwr();
         }
         self.cc_controls = self.cc.cong_control(&mut self.tp, rs);
         if self.cc_controls {
             return;
         }
-        if self.tp.ca_state == CaState::Recovery {
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr(acked_sacked, newly_lost, una_advanced);
         } else if acked_sacked > 0 {
             self.cc.cong_avoid(&mut self.tp, acked_sacked);
@@ -1052,13 +1114,23 @@ impl Sender {
     }
 
     /// RFC 6582 NewReno fast recovery, driven by duplicate ACKs.
-    fn state_machine_newreno(&mut self, pkt: &Packet, prior_una: u64, acked: u32) {
+    fn state_machine_newreno(&mut self, pkt: &Packet, prior_una: u64, acked: u32, ece: bool) {
         let newly = self.una - prior_una;
         if self.tp.ca_state == CaState::Loss && self.una >= self.high_seq {
             self.enter_open();
         }
+        if self.tp.ca_state == CaState::Cwr && self.una > self.high_seq {
+            self.end_cwnd_reduction();
+        }
+        if ece && matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) {
+            self.enter_cwr();
+        }
         if newly > 0 {
             self.dupacks = 0;
+            if self.tp.ca_state == CaState::Cwr {
+                self.prr(acked, 0, true);
+                return;
+            }
             if self.tp.ca_state == CaState::Recovery {
                 if self.una >= self.high_seq {
                     // Full ACK: deflate to ssthresh and leave recovery.
@@ -1085,7 +1157,11 @@ impl Sender {
         self.dupacks += 1;
         match self.tp.ca_state {
             CaState::Recovery => self.tp.snd_cwnd += 1,
-            CaState::Open | CaState::Disorder if self.dupacks == 3 && self.una >= self.high_seq => {
+            // RFC 6582 §3.2 step 1: only for a hole above the last recovery
+            // point; inside a CWR episode the point is the episode's own.
+            CaState::Open | CaState::Disorder | CaState::Cwr
+                if self.dupacks == 3 && (self.una >= self.high_seq || self.tp.ca_state == CaState::Cwr) =>
+            {
                 self.enter_recovery();
                 self.high_seq = self.nxt;
                 self.tp.snd_cwnd = self.tp.snd_ssthresh + 3;
@@ -1133,6 +1209,7 @@ impl Sender {
         self.cc.set_state(&mut self.tp, CaState::Loss);
         self.tp.ca_state = CaState::Loss;
         self.high_seq = self.nxt;
+        self.queue_cwr = self.ecn;
         self.backoff += 1;
         self.timers[T_RTO] = now + self.rto_ps();
         // The paced release time is reset so the retransmission leaves now.
@@ -1195,6 +1272,7 @@ mod tests {
             pacing: false,
             recovery,
             app: App::Bulk,
+            ecn: false,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = cwnd; // in congestion avoidance from the start
@@ -1213,6 +1291,98 @@ mod tests {
 
     fn sent(s: &mut Sender) -> Vec<(u64, bool)> {
         s.out.drain(..).map(|p| (p.seg, p.retrans)).collect()
+    }
+
+    fn ecn_sender(recovery: Recovery, cwnd: u32) -> Sender {
+        let mut s = sender(Recovery::Prr, 1);
+        s.cfg.ecn = true;
+        s.cfg.recovery = recovery;
+        s.cfg.init_cwnd = cwnd;
+        let cfg = s.cfg.clone();
+        let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
+        s.tp.snd_ssthresh = cwnd;
+        s.start(0);
+        s
+    }
+
+    fn ece(cum: u64) -> Packet {
+        let mut p = ack(cum, &[]);
+        p.ece = true;
+        p
+    }
+
+    // queues.md §7 test vector (RFC 3168 §6.1.2): a Reno sender at cwnd 40
+    // gets an ECE: ssthresh 20, CWR on the next new segment, nothing
+    // retransmitted; further echoes for the same window change nothing; cwnd
+    // is 20 once the window ends, and a later echo cuts again.
+    #[test]
+    fn ecn_echo_halves_once_per_window_without_retransmitting() {
+        for recovery in [Recovery::Prr, Recovery::NewReno] {
+            let mut s = ecn_sender(recovery, 40);
+            let first: Vec<Packet> = s.out.drain(..).collect();
+            assert_eq!(first.len(), 40);
+            assert!(first.iter().all(|p| p.ect && !p.cwr), "{recovery:?}: new data is ECT");
+            let mut t = 100 * PS_PER_MS;
+            s.on_ack(t, &ece(2));
+            assert_eq!(s.tp.ca_state, CaState::Cwr, "{recovery:?}");
+            assert_eq!(s.tp.snd_ssthresh, 20, "{recovery:?}");
+            assert_eq!(s.stats.ecn_reductions, 1);
+            let mut cwr_seen = 0;
+            let mut sent_new = 0;
+            for k in 3..=40u64 {
+                for p in s.out.drain(..) {
+                    assert!(!p.retrans, "{recovery:?}: no retransmission");
+                    cwr_seen += p.cwr as u32;
+                    sent_new += 1;
+                }
+                t += PS_PER_MS;
+                // Every ACK of the old window still echoes CE.
+                s.on_ack(t, &ece(k));
+                assert_eq!(s.tp.snd_ssthresh, 20, "{recovery:?}: one cut per window (ACK {k})");
+            }
+            assert_eq!(cwr_seen, 1, "{recovery:?}: CWR on exactly one segment");
+            assert_eq!(s.stats.ecn_reductions, 1);
+            assert!(s.tp.snd_cwnd <= 21, "{recovery:?}: cwnd {} after the window", s.tp.snd_cwnd);
+            assert!((18..=22).contains(&sent_new), "{recovery:?}: {sent_new} sent while reducing");
+            // The first ACK above the CWR point ends the episode at cwnd = ssthresh.
+            t += PS_PER_MS;
+            s.on_ack(t, &ack(41, &[]));
+            assert_eq!(s.tp.ca_state, CaState::Open, "{recovery:?}");
+            assert_eq!(s.tp.snd_cwnd, 20, "{recovery:?}");
+            s.out.clear();
+            t += PS_PER_MS;
+            s.on_ack(t, &ece(42));
+            assert_eq!((s.tp.ca_state, s.tp.snd_ssthresh), (CaState::Cwr, 10), "{recovery:?}");
+            assert_eq!(s.stats.ecn_reductions, 2);
+            assert_eq!(s.stats.retrans_pkts, 0);
+        }
+    }
+
+    // Without ECN negotiated an echo is ignored (and nothing is sent ECT).
+    #[test]
+    fn echo_ignored_without_ecn() {
+        let mut s = sender(Recovery::Prr, 40);
+        assert!(s.out.drain(..).all(|p| !p.ect));
+        s.on_ack(PS_PER_MS, &ece(2));
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.stats.ecn_reductions, 0);
+    }
+
+    // A loss found during CWR becomes Recovery without a second cut (Linux
+    // tcp_enter_recovery inside a window reduction); the retransmission is Not-ECT.
+    #[test]
+    fn loss_during_cwr_does_not_cut_twice() {
+        let mut s = ecn_sender(Recovery::Prr, 40);
+        s.out.clear();
+        s.on_ack(PS_PER_MS, &ece(1));
+        assert_eq!((s.tp.ca_state, s.tp.snd_ssthresh), (CaState::Cwr, 20));
+        // Segment 1 lost: three segments above it SACKed.
+        s.on_ack(2 * PS_PER_MS, &ack(1, &[(2, 5)]));
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!(s.tp.snd_ssthresh, 20, "no second reduction");
+        let rtx: Vec<Packet> = s.out.drain(..).filter(|p| p.retrans).collect();
+        assert_eq!(rtx.len(), 1);
+        assert!(!rtx[0].ect, "RFC 3168 §6.1.5: retransmissions are Not-ECT");
     }
 
     // RFC 6937 / tcp-core.md §6.3: segments 0..20 in flight (cwnd 20), segment 0
@@ -1499,6 +1669,7 @@ mod tests {
             pacing: false,
             recovery: Recovery::Prr,
             app: App::Rate { bps: 8_000_000 },
+            ecn: false,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = 10;
