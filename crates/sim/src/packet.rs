@@ -160,4 +160,22 @@ impl crate::qdisc::PacketView for PacketArena {
         let p = self.get(id);
         ((p.flow as u64) << 2) | p.kind as u64
     }
+    #[inline]
+    fn cc_header(&self, id: PacketId) -> CcHeader {
+        self.get(id).hdr
+    }
+    #[inline]
+    fn cc_header_mut(&mut self, id: PacketId) -> Option<&mut CcHeader> {
+        Some(&mut self.get_mut(id).hdr)
+    }
+    /// TCP data by slot (even numbers), UDP datagrams by source (odd); ACKs none.
+    #[inline]
+    fn data_flow(&self, id: PacketId) -> Option<u32> {
+        let p = self.get(id);
+        match p.kind {
+            Kind::Data => Some(p.flow << 1),
+            Kind::Udp => Some(p.flow << 1 | 1),
+            Kind::Ack => None,
+        }
+    }
 }

@@ -755,11 +755,6 @@ impl Simulator {
             .record(0);
             return;
         }
-        // The XCP router counts every arrival's bytes and header (Katabi et al. 2002, Appendix A).
-        if let Qdisc::Xcp(b) = &mut port.qdisc {
-            let queued = b.0.bytes();
-            b.1.on_arrival(now, &self.arena.get(id).hdr, wire as u32, queued);
-        }
         // An AQM sees every arrival (RED's average decays over idle time),
         // so the packet goes through it even when the link is idle.
         let admitted = port.qdisc.enqueue(id, now, &mut self.arena);
@@ -794,12 +789,6 @@ impl Simulator {
         self.drain_dropped(p);
         if let Some(next) = next {
             let port = &mut self.ports[p];
-            if let Qdisc::Xcp(b) = &mut port.qdisc {
-                // Feedback is computed as the packet leaves the queue.
-                let queued = b.0.bytes();
-                let pkt = self.arena.get_mut(next);
-                b.1.on_departure(now, &mut pkt.hdr, pkt.wire_len, queued);
-            }
             port.busy = Some(next);
             let pkt = self.arena.get(next);
             let at = now + port.tx_time(pkt.wire_len);

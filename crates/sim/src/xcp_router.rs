@@ -32,18 +32,24 @@
 //! (negative) budget is spent, so packets of flows whose cwnd grew within
 //! the interval cannot be over-allocated.
 //!
-//! Mixed XCP and TCP traffic: this implementation uses ONE FIFO. Packets
-//! without an XCP header (`H_cwnd = 0`: TCP, UDP, ACKs) pass the controller
-//! untouched but count toward the input traffic y and occupy the queue, so
-//! the efficiency controller sees the true load and keeps the link full.
-//! This is the simplest choice that fits the single-queue port; its known
-//! limit is fairness: loss-based TCP keeps the queue full, the β·Q term
-//! makes φ negative, and XCP flows yield to TCP. The paper's TCP-friendly
-//! mixed runs (§5.5 of the paper) instead give XCP and TCP separate queues
-//! served with weights that track the two classes' fair shares (as ns-2's
-//! XCP code does); that two-queue scheduler is not built here.
+//! Mixed XCP and TCP traffic ([`XcpPort`]): as in the paper's TCP-friendly
+//! runs (§5.5; ns-2's XCP queue), XCP packets (those with a congestion
+//! header) and all others (TCP, UDP, ACKs) wait in separate tail-drop
+//! queues, each of the port's capacity, served by a work-conserving weighted
+//! fair scheduler (self-clocked virtual finish times in bytes/weight). Every
+//! control interval the weights are set to the classes' numbers of flows
+//! that sent data in the interval, so the XCP aggregate gets its flows' share
+//! of the link, and the XCP controllers run on the XCP class alone: their
+//! capacity is the XCP weight times the link rate, their input traffic and
+//! persistent queue those of the XCP queue. With XCP flows only, this is a
+//! single XCP FIFO at the full link rate. (The paper says the weights track
+//! the classes' fair shares without giving the estimator; counting flows
+//! per interval is the choice made here.)
 
 use cc::CcHeader;
+
+use crate::packet::PacketId;
+use crate::qdisc::{DropTail, PacketView, QueueLimit};
 
 /// Picoseconds per second (the engine's time unit).
 const PS_PER_S: f64 = 1e12;
@@ -116,6 +122,12 @@ impl XcpRouter {
             residue_pos: 0.0,
             residue_neg: 0.0,
         }
+    }
+
+    /// Sets the capacity the controllers allocate, bit/s (the XCP class's
+    /// share of the link).
+    pub fn set_capacity(&mut self, rate_bps: f64) {
+        self.capacity_bps_bytes = rate_bps / 8.0;
     }
 
     /// Runs the control decision if the interval has ended by `now`.
@@ -206,6 +218,130 @@ impl XcpRouter {
         self.min_queue = f64::INFINITY;
         self.interval_start = now;
         self.next_timeout = now + (d * PS_PER_S).round() as u64;
+    }
+}
+
+/// Which queue of an [`XcpPort`] a packet joins.
+const XCP: usize = 0;
+const OTHER: usize = 1;
+
+/// An XCP output port: XCP and other traffic in separate queues served by
+/// weights that follow the classes' numbers of flows (see the module docs).
+#[derive(Debug)]
+pub struct XcpPort {
+    pub queues: [DropTail; 2],
+    pub router: XcpRouter,
+    rate_bps: f64,
+    /// Weight of each class, summing to 1.
+    weight: [f64; 2],
+    /// Virtual finish time of each class: bytes served / weight.
+    vtime: [f64; 2],
+    /// Flows seen sending data in the current counting interval, per class:
+    /// `seen[c][flow]` holds the interval's number when the flow was counted.
+    seen: [Vec<u32>; 2],
+    flows: [u32; 2],
+    epoch: u32,
+    next_count: u64,
+}
+
+impl XcpPort {
+    pub fn new(cfg: XcpConfig, limit: QueueLimit, rate_bps: u64) -> XcpPort {
+        XcpPort {
+            queues: [DropTail::new(limit), DropTail::new(limit)],
+            router: XcpRouter::new(cfg, rate_bps),
+            rate_bps: rate_bps as f64,
+            weight: [1.0, 0.0],
+            vtime: [0.0; 2],
+            seen: [Vec::new(), Vec::new()],
+            flows: [0; 2],
+            epoch: 1,
+            next_count: (cfg.initial_interval_s * PS_PER_S) as u64,
+        }
+    }
+
+    /// Weight of the XCP class (its share of the link while both are backlogged).
+    pub fn xcp_weight(&self) -> f64 {
+        self.weight[XCP]
+    }
+
+    /// Ends a counting interval (one control interval d long): new weights.
+    fn recount(&mut self, now: u64) {
+        let (x, o) = (self.flows[XCP] as f64, self.flows[OTHER] as f64);
+        if x + o > 0.0 {
+            self.weight = [x / (x + o), o / (x + o)];
+        }
+        self.router.set_capacity(if o > 0.0 { self.weight[XCP] * self.rate_bps } else { self.rate_bps });
+        self.flows = [0; 2];
+        self.epoch += 1;
+        self.next_count = now + (self.router.d_s * PS_PER_S).round().max(1.0) as u64;
+    }
+
+    /// A packet arrives: count its flow, feed the controllers if it is XCP's,
+    /// queue it. False: its class's queue is full, drop it.
+    pub fn enqueue<P: PacketView>(&mut self, now: u64, id: PacketId, pkts: &P) -> bool {
+        if now >= self.next_count {
+            self.recount(now);
+        }
+        let hdr = pkts.cc_header(id);
+        let len = pkts.wire_len(id);
+        let c = if hdr.cwnd_bytes > 0 { XCP } else { OTHER };
+        // Flows are counted by their data packets (ACKs belong to flows of the other direction).
+        if let Some(flow) = pkts.data_flow(id) {
+            let seen = &mut self.seen[c];
+            let i = flow as usize;
+            if i >= seen.len() {
+                seen.resize(i + 1, 0);
+            }
+            if seen[i] != self.epoch {
+                seen[i] = self.epoch;
+                self.flows[c] += 1;
+            }
+        }
+        if c == XCP {
+            let queued = self.queues[XCP].bytes();
+            self.router.on_arrival(now, &hdr, len, queued);
+        }
+        let o = 1 - c;
+        if self.queues[c].is_empty() && !self.queues[o].is_empty() {
+            // A class that becomes backlogged starts from the other's clock,
+            // with no credit saved from its idle time.
+            self.vtime[c] = self.vtime[c].max(self.vtime[o]);
+        }
+        self.queues[c].enqueue(id, len)
+    }
+
+    /// The next packet to send: the backlogged class with the smaller
+    /// virtual finish time. An XCP packet gets its feedback as it leaves.
+    pub fn dequeue<P: PacketView>(&mut self, now: u64, pkts: &mut P) -> Option<PacketId> {
+        let c = match (self.queues[XCP].is_empty(), self.queues[OTHER].is_empty()) {
+            (true, true) => return None,
+            (false, true) => XCP,
+            (true, false) => OTHER,
+            (false, false) if self.vtime[XCP] <= self.vtime[OTHER] => XCP,
+            (false, false) => OTHER,
+        };
+        let id = self.queues[c].dequeue(|i| pkts.wire_len(i))?;
+        let len = pkts.wire_len(id);
+        self.vtime[c] += len as f64 / self.weight[c].max(1e-3);
+        if c == XCP {
+            let queued = self.queues[XCP].bytes();
+            if let Some(hdr) = pkts.cc_header_mut(id) {
+                self.router.on_departure(now, hdr, len, queued);
+            }
+        }
+        Some(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.queues[XCP].len() + self.queues[OTHER].len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.queues[XCP].bytes() + self.queues[OTHER].bytes()
     }
 }
 

@@ -524,6 +524,9 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
                 "completion_s": None if completion is None else _num(int(completion) / NS_PER_S, 9),
             }
         )
+        if eng["flows"][i].get("ecn") and "ecn_reductions" in f:
+            # Window cuts answering an ECN echo (RFC 3168 CWR); only for flows that negotiate ECN.
+            flows[-1]["ecn_reductions"] = int(f["ecn_reductions"])
 
     arrivals = int(queue["arrivals"])
     bn = eng["bottleneck"]

@@ -15,7 +15,7 @@ from . import fields as F
 from .distributions import rtt_dist, size_dist, size_mean, start_stop
 from .errors import SpecError
 from .schema import BACKGROUND, DIRECTIONS, ONOFF, UDP, UDP_PATTERNS, WEB
-from .tcp import TcpDefaults, init_cwnd, mss
+from .tcp import TcpDefaults, ecn_setting, init_cwnd, mss
 from .units import describe, format_bytes, format_rate, format_time
 
 __all__ = ["Background", "Context", "background"]
@@ -67,6 +67,7 @@ def _tcp_source_common(
     mss_ = _mss(t, path, ctx)
     icw = init_cwnd(t["init_cwnd"], F.join(path, "init_cwnd")) if "init_cwnd" in t else ctx.tcp.init_cwnd
     pacing = F.boolean(t["pacing"], F.join(path, "pacing")) if "pacing" in t else ctx.tcp.pacing
+    ecn = ecn_setting(t, path, ctx.tcp, F.algorithms()[cc])
     resolved: dict[str, Any] = {"cc": cc}
     if cc_params:
         resolved["params"] = cc_params
@@ -76,6 +77,8 @@ def _tcp_source_common(
     if stop_ns is not None:
         resolved["stop"] = format_time(stop_ns)
     resolved.update({"mss": mss_, "init_cwnd": icw, "pacing": pacing})
+    if ecn:
+        resolved["ecn"] = True
     engine: dict[str, Any] = {
         "rtt": e_rtt,
         "direction": direction,
@@ -85,6 +88,7 @@ def _tcp_source_common(
         "header_bytes": ctx.tcp.header,
         "init_cwnd": icw,
         "pacing": pacing,
+        "ecn": ecn,
         "start_ns": start_ns,
         "stop_ns": stop_ns,
     }

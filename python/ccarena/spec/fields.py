@@ -177,6 +177,12 @@ def resolve_cc(cc: Any, given: dict[str, Any], path: str) -> dict[str, Any]:
         raise SpecError(where, str(message)) from None
 
 
+@functools.cache
+def algorithms() -> dict[str, Any]:
+    """The registry by name (it does not change while the process runs)."""
+    return {str(a["name"]): dict(a) for a in _core.cc_algorithms()}
+
+
 @functools.lru_cache(maxsize=4096)
 def _resolve_cc(cc: str, given: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
     """The registry's answer, remembered: a campaign resolves the same algorithms many times."""

@@ -7,18 +7,16 @@ them all and expands each group into its flows, in file order.
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _core
 from . import fields as F
 from .distributions import start_dist, start_stop
 from .errors import SpecError
 from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
-from .tcp import TcpDefaults, init_cwnd, mss
+from .tcp import TcpDefaults, ecn_setting, init_cwnd, mss
 from .units import describe, format_bytes, format_rate, format_time
 
 __all__ = ["FlowGroup", "Flows", "flow_group", "flows"]
@@ -133,6 +131,7 @@ class _TcpSettings:
     rwnd: int | None
     pacing: bool
     recovery: str
+    ecn: bool
 
 
 def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, algo: Mapping[str, Any]) -> _TcpSettings:
@@ -154,7 +153,7 @@ def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, al
         recovery = F.choice(g["recovery"], F.join(path, "recovery"), RECOVERIES, "recovery")
     else:
         recovery = tcp.recovery if tcp.recovery is not None else str(algo["default_recovery"])
-    return _TcpSettings(mss_, icw, rwnd, pacing, recovery)
+    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn_setting(g, path, tcp, algo))
 
 
 def flow_group(
@@ -196,6 +195,8 @@ def flow_group(
     if s.rwnd is not None:
         r["rwnd"] = format_bytes(s.rwnd)
     r.update({"pacing": s.pacing, "recovery": s.recovery})
+    if s.ecn:
+        r["ecn"] = True
 
     e: dict[str, Any] = {
         "cc": cc,
@@ -210,6 +211,7 @@ def flow_group(
         "pacing": s.pacing,
         "recovery": s.recovery,
         "app": app,
+        "ecn": s.ecn,
     }
     if size is not None:
         e["app_bytes"] = size
@@ -218,12 +220,6 @@ def flow_group(
     if flow_reverse:
         e["reverse"] = True
     return FlowGroup(r, e, count, every_ns, rtt_ns, s.mss + tcp.header, start_hi_ns)
-
-
-@functools.cache
-def _algorithms() -> dict[str, Any]:
-    """The registry by name (it does not change while the process runs)."""
-    return {str(a["name"]): dict(a) for a in _core.cc_algorithms()}
 
 
 def flows(
@@ -240,7 +236,7 @@ def flows(
         raise SpecError("flows", f"expected a list of tables ([[flows]]), got {describe(groups)}")
     if not groups and not background:
         raise SpecError("flows", "at least one flow group is required (or a background source)")
-    algos = _algorithms()
+    algos = F.algorithms()
     out = Flows()
     for gi, g in enumerate(groups):
         path = f"flows[{gi}]"

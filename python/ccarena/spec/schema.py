@@ -255,6 +255,7 @@ TCP = _t(
         "rwnd": Field("bytes", "receive-window limit (default unlimited)"),
         "pacing": Field("bool", "pace every flow (default: only algorithms that need it, e.g. bbr)", default=False),
         "recovery": Field("choice", "loss recovery (default: the algorithm's)", choices=RECOVERIES),
+        "ecn": Field("bool", "negotiate ECN (RFC 3168): data sent ECT, CE echoed, one window cut per RTT instead of a loss; needs a marking queue (qdisc with ecn = true); always on for algorithms that need it (dctcp)", default=False),
     },
 )
 
@@ -279,6 +280,7 @@ FLOW = _t(
         "rwnd": Field("bytes", "receive-window limit (default: tcp.rwnd)"),
         "pacing": Field("bool", "pace the flows (default: tcp.pacing or the algorithm's need)"),
         "recovery": Field("choice", "loss recovery (default: tcp.recovery or the algorithm's)", choices=RECOVERIES),
+        "ecn": Field("bool", "negotiate ECN (default: tcp.ecn; always on for algorithms that need it)"),
     },
 )
 
@@ -293,6 +295,7 @@ _SOURCE_TCP: dict[str, Field] = {
     "mss": Field("int", "payload bytes per packet (default: tcp.mss)", lo=1, hi=65535),
     "init_cwnd": Field("int", "initial window, packets (default: tcp.init_cwnd)", lo=1, hi=1_000_000),
     "pacing": Field("bool", "pace the transfers (default: tcp.pacing)"),
+    "ecn": Field("bool", "negotiate ECN (default: tcp.ecn; always on for algorithms that need it)"),
 }
 
 WEB = _t(

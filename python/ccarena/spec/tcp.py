@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,7 +11,7 @@ from .errors import SpecError
 from .schema import RECOVERIES, TCP
 from .units import describe, format_bytes
 
-__all__ = ["TcpDefaults", "tcp"]
+__all__ = ["TcpDefaults", "ecn_setting", "tcp"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class TcpDefaults:
     pacing: bool
     pacing_given: bool
     recovery: str | None
+    ecn: bool = False
 
     def resolved(self) -> dict[str, Any]:
         """The ``[tcp]`` table of ``spec.toml``."""
@@ -33,6 +35,8 @@ class TcpDefaults:
         out["pacing"] = self.pacing
         if self.recovery is not None:
             out["recovery"] = self.recovery
+        if self.ecn:
+            out["ecn"] = True
         return out
 
 
@@ -44,6 +48,16 @@ def mss(value: Any, path: str, header: int) -> int:
 def init_cwnd(value: Any, path: str) -> int:
     """Initial window, packets."""
     return F.integer(value, path, 1, 1_000_000)
+
+
+def ecn_setting(t: Mapping[str, Any], path: str, tcp: TcpDefaults, algo: Mapping[str, Any]) -> bool:
+    """Whether flows negotiate ECN: the table's ``ecn``, else ``tcp.ecn``; always for DCTCP-like algorithms."""
+    ecn = F.boolean(t["ecn"], F.join(path, "ecn")) if "ecn" in t else tcp.ecn
+    if bool(algo.get("needs_ecn", False)):
+        if "ecn" in t and not ecn:
+            raise SpecError(F.join(path, "ecn"), f"{algo['name']} needs ECN; leave ecn out or set it to true")
+        ecn = True
+    return ecn
 
 
 def tcp(raw: dict[str, Any]) -> TcpDefaults:
@@ -58,4 +72,5 @@ def tcp(raw: dict[str, Any]) -> TcpDefaults:
         raise SpecError("tcp.rwnd", f"must be at least one MSS ({mss_} bytes), got {describe(t['rwnd'])}")
     pacing = F.boolean(t.get("pacing", TCP.default("pacing")), "tcp.pacing")
     recovery = F.choice(t["recovery"], "tcp.recovery", RECOVERIES, "recovery") if "recovery" in t else None
-    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery)
+    ecn = F.boolean(t.get("ecn", TCP.default("ecn")), "tcp.ecn")
+    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn)

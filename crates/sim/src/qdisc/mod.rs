@@ -25,7 +25,8 @@ pub use red::Red;
 use crate::event::Time;
 use crate::packet::PacketId;
 use crate::rng::Rng;
-use crate::xcp_router::{XcpConfig, XcpRouter};
+use crate::xcp_router::{XcpConfig, XcpPort};
+use cc::CcHeader;
 pub use cc::ParamValue;
 
 /// Queue capacity.
@@ -57,6 +58,19 @@ pub trait PacketView {
     fn set_ce(&mut self, id: PacketId);
     /// Flow identity for FQ-CoDel's hash.
     fn flow_key(&self, id: PacketId) -> u64;
+    /// The congestion header (XCP); none by default.
+    fn cc_header(&self, _id: PacketId) -> CcHeader {
+        CcHeader::default()
+    }
+    /// The congestion header, for the XCP router to write its feedback.
+    fn cc_header_mut(&mut self, _id: PacketId) -> Option<&mut CcHeader> {
+        None
+    }
+    /// A small number naming the flow a data packet belongs to (distinct
+    /// for distinct flows); `None` for ACKs (and by default).
+    fn data_flow(&self, _id: PacketId) -> Option<u32> {
+        None
+    }
 }
 
 // ---------------------------------------------------------------- config
@@ -345,7 +359,7 @@ pub fn catalogue() -> Vec<QdiscInfo> {
         },
         QdiscInfo {
             name: "xcp",
-            summary: "XCP router (simulation only): a tail-drop FIFO whose departures carry the efficiency and fairness controllers' per-packet feedback; senders must run cc = \"xcp\", other packets pass unchanged.",
+            summary: "XCP router (simulation only): XCP packets (cc = \"xcp\") get the efficiency and fairness controllers' per-packet feedback; other traffic waits in its own tail-drop queue, the two served with weights equal to their numbers of flows (Katabi et al. 2002, section 5.5); each queue holds the buffer.",
             source: "Katabi, Handley, Rohrs, ACM SIGCOMM 2002 (section 3 and Appendix A)",
             params: vec![
                 p("alpha", T::Float, D::Float(0.4), Some(1e-9), Some(0.555), "Efficiency controller's gain on spare bandwidth; stable for 0 < alpha < pi/(4 sqrt 2) (Katabi et al. 2002, Theorem 1)."),
@@ -532,8 +546,9 @@ pub enum Qdisc {
     Codel(Box<Codel>),
     Pie(Box<Pie>),
     FqCodel(Box<FqCodel>),
-    /// A tail-drop FIFO whose departures the XCP router stamps with feedback.
-    Xcp(Box<(DropTail, XcpRouter)>),
+    /// XCP's port: XCP and other traffic in weighted queues, XCP packets
+    /// stamped with feedback as they leave.
+    Xcp(Box<XcpPort>),
 }
 
 impl Qdisc {
@@ -548,7 +563,7 @@ impl Qdisc {
             QdiscConfig::FqCodel(c) => {
                 Qdisc::FqCodel(Box::new(FqCodel::new(c.clone(), limit, seed)))
             }
-            QdiscConfig::Xcp(c) => Qdisc::Xcp(Box::new((DropTail::new(limit), XcpRouter::new(*c, rate_bps)))),
+            QdiscConfig::Xcp(c) => Qdisc::Xcp(Box::new(XcpPort::new(*c, limit, rate_bps))),
         }
     }
 
@@ -577,7 +592,7 @@ impl Qdisc {
             Qdisc::Codel(q) => q.enqueue(id, pkts),
             Qdisc::Pie(q) => q.enqueue(id, now, pkts),
             Qdisc::FqCodel(q) => q.enqueue(id, pkts),
-            Qdisc::Xcp(b) => b.0.enqueue(id, pkts.wire_len(id)),
+            Qdisc::Xcp(q) => q.enqueue(now, id, pkts),
         }
     }
 
@@ -591,7 +606,7 @@ impl Qdisc {
             Qdisc::Codel(q) => q.dequeue(now, pkts),
             Qdisc::Pie(q) => q.dequeue(now, pkts),
             Qdisc::FqCodel(q) => q.dequeue(now, pkts),
-            Qdisc::Xcp(b) => b.0.dequeue(|i| pkts.wire_len(i)),
+            Qdisc::Xcp(q) => q.dequeue(now, pkts),
         }
     }
 
@@ -612,7 +627,7 @@ impl Qdisc {
             Qdisc::Codel(q) => q.len(),
             Qdisc::Pie(q) => q.len(),
             Qdisc::FqCodel(q) => q.len(),
-            Qdisc::Xcp(b) => b.0.len(),
+            Qdisc::Xcp(q) => q.len(),
         }
     }
 
@@ -627,7 +642,7 @@ impl Qdisc {
             Qdisc::Codel(q) => q.bytes(),
             Qdisc::Pie(q) => q.bytes(),
             Qdisc::FqCodel(q) => q.bytes(),
-            Qdisc::Xcp(b) => b.0.bytes(),
+            Qdisc::Xcp(q) => q.bytes(),
         }
     }
 

@@ -39,6 +39,7 @@ class _FlowPlan:
     init_cwnd: int
     rwnd_bytes: int | None
     pacing: bool
+    ecn: bool
     rcv_addr: str
 
 @dataclass
@@ -47,8 +48,10 @@ class _Plan:
     flows: list[_FlowPlan]
     timestamps: bool
     mtu: int
-    # init_cwnd → receiver address used by the flows with it (routes carry initcwnd).
-    init_cwnd_addrs: dict[int, str]
+    # (init_cwnd, ecn) → receiver address used by the flows with them: the
+    # sender's route to it carries initcwnd, and "features ecn", which makes
+    # the kernel request ECN on connections through it (Linux tcp_ecn_send_syn).
+    init_cwnd_addrs: dict[tuple[int, bool], str]
     max_init_cwnd: int
 
     @property
@@ -63,14 +66,15 @@ def _plan(spec: Spec) -> _Plan:
     eng = spec.engine
     header = int(eng["flows"][0]["header_bytes"])
     timestamps = _KERNEL_HEADERS[header]
-    addrs: dict[int, str] = {}
+    addrs: dict[tuple[int, bool], str] = {}
     flows = []
     for i, f in enumerate(eng["flows"]):
         icw = int(f["init_cwnd"])
-        if icw not in addrs:
+        key = (icw, bool(f.get("ecn", False)))
+        if key not in addrs:
             if len(addrs) >= 250:
-                raise SpecError("flows", "the emu backend supports at most 250 different init_cwnd values")
-            addrs[icw] = f"{NET}.{2 + len(addrs)}"
+                raise SpecError("flows", "the emu backend supports at most 250 different (init_cwnd, ecn) pairs")
+            addrs[key] = f"{NET}.{2 + len(addrs)}"
         flows.append(
             _FlowPlan(
                 id=i,
@@ -85,12 +89,13 @@ def _plan(spec: Spec) -> _Plan:
                 init_cwnd=icw,
                 rwnd_bytes=int(f["rwnd_bytes"]) if f.get("rwnd_bytes") is not None else None,
                 pacing=bool(f["pacing"]),
-                rcv_addr=addrs[icw],
+                ecn=key[1],
+                rcv_addr=addrs[key],
             )
         )
     options = 12 if timestamps else 0
     mtu = max(f.mss for f in flows) + 40 + options
-    return _Plan(spec, flows, timestamps, mtu, addrs, max(addrs))
+    return _Plan(spec, flows, timestamps, mtu, addrs, max(icw for icw, _ in addrs))
 
 def _other_delay_ns(plan: _Plan) -> int:
     """One-way delay of traffic that belongs to no flow: half the topology's RTT (or the first flow's)."""

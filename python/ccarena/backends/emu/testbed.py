@@ -96,9 +96,10 @@ class Testbed:
             _ip("-n", ns, "link", "set", "dev", "lo", "up")
             _ip("-n", ns, "link", "set", "dev", dev, "mtu", str(plan.mtu), "txqueuelen", "1000", "up")
         _ip("-n", NS_SND, "addr", "add", f"{ADDR_SND}/24", "dev", DEV_SND)
-        for icw, addr in plan.init_cwnd_addrs.items():
+        for (icw, ecn), addr in plan.init_cwnd_addrs.items():
             _ip("-n", NS_RCV, "addr", "add", f"{addr}/24", "dev", DEV_RCV)
-            _ip("-n", NS_SND, "route", "replace", f"{addr}/32", "dev", DEV_SND, "initcwnd", str(icw))
+            features = ("features", "ecn") if ecn else ()
+            _ip("-n", NS_SND, "route", "replace", f"{addr}/32", "dev", DEV_SND, "initcwnd", str(icw), *features)
         # The receivers' first window must not hold back a large initial window.
         initrwnd = max(plan.max_init_cwnd, 10)
         _ip("-n", NS_RCV, "route", "replace", f"{ADDR_SND}/32", "dev", DEV_RCV, "initrwnd", str(initrwnd))
