@@ -444,7 +444,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         cc = "reno"
         colour = "red"
         """,
-        "flows[0].colour: unknown key (known: app, cc, count, every, init_cwnd, mss, pacing, params, rate, recovery, reverse, rtt,",
+        "flows[0].colour: unknown key (known: app, cc, count, ecn, every, init_cwnd, mss, pacing, params, rate, recovery, reverse, rtt,",
     ),
     (
         "param-out-of-range",

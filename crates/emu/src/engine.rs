@@ -201,6 +201,8 @@ pub struct Engine {
     created: u64,
     delivered: u64,
     dropped: u64,
+    /// Each port's discipline's (CE marks, AQM drops) when the measurement started.
+    aqm_at_start: [(u64, u64); 2],
     events: u64,
     bottleneck_data_packets: u64,
     not_ipv4: u64,
@@ -274,6 +276,7 @@ impl Engine {
             created: 0,
             delivered: 0,
             dropped: 0,
+            aqm_at_start: [(0, 0); 2],
             events: 0,
             bottleneck_data_packets: 0,
             not_ipv4: 0,
@@ -295,7 +298,8 @@ impl Engine {
     pub fn start(&mut self, t0: Time) {
         self.t0 = Some(t0);
         self.end = t0 + ns(self.cfg.duration_ns);
-        for p in &mut self.ports {
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            self.aqm_at_start[i] = (p.qdisc.marks(), p.qdisc.aqm_drops());
             p.arrivals = 0;
             p.drops = 0;
             p.random_drops = 0;
@@ -738,6 +742,16 @@ impl Engine {
 
     pub fn reverse_port(&self) -> &Port {
         &self.ports[REV]
+    }
+
+    /// CE marks and drops chosen by the discipline (as opposed to overflow)
+    /// at the forward and reverse ports during the measurement.
+    pub fn aqm_counts(&self) -> [(u64, u64); 2] {
+        [FWD, REV].map(|i| {
+            let q = &self.ports[i].qdisc;
+            let (m, d) = self.aqm_at_start[i];
+            (q.marks() - m, q.aqm_drops() - d)
+        })
     }
 
     pub fn queue_delay(&self) -> (&Histogram, &Histogram) {

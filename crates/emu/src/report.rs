@@ -119,11 +119,13 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
     let fwd = engine.forward_port();
     let rev = engine.reverse_port();
     let (qd, rqd) = engine.queue_delay();
+    let aqm = engine.aqm_counts();
     let us = |v: Option<f64>| num(v.map(|x| x / 1000.0));
     let queue = format!(
         "{{\"arrivals\": {}, \"drops\": {}, \"random_drops\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \
          \"max_backlog_pkts\": {}, \"reverse_drops\": {}, \"delay_mean_us\": {}, \"delay_p50_us\": {}, \
-         \"delay_p99_us\": {}, \"reverse_delay_p50_us\": {}, \"reverse_delay_p99_us\": {}}}",
+         \"delay_p99_us\": {}, \"reverse_delay_p50_us\": {}, \"reverse_delay_p99_us\": {}, \"marks\": {}, \
+         \"aqm_drops\": {}, \"reverse_marks\": {}}}",
         fwd.arrivals,
         fwd.drops,
         fwd.random_drops,
@@ -136,6 +138,9 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         us(qd.quantile(0.99)),
         us(rqd.quantile(0.5)),
         us(rqd.quantile(0.99)),
+        aqm[0].0,
+        aqm[0].1,
+        aqm[1].0,
     );
     let c = engine.snapshot().unwrap_or_else(|| engine.conservation());
     let conservation = format!(

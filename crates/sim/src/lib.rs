@@ -16,6 +16,7 @@
 //! config and seed give the same output, and simulations may run on several
 //! threads at once. Every run ends with a packet-conservation check.
 
+pub mod check;
 pub mod event;
 pub mod hist;
 pub mod net;

@@ -138,14 +138,10 @@ fn port_of(reverse: bool) -> usize {
 }
 
 impl Simulator {
-    /// Builds the dumbbell. Fails with a message if an algorithm or parameter is invalid.
+    /// Builds the dumbbell. Fails with a message naming the field if an
+    /// algorithm, a parameter or a value the engine cannot represent is given.
     pub fn new(cfg: &Config) -> Result<Simulator, String> {
-        if cfg.interval_ns == 0 || cfg.duration_ns == 0 {
-            return Err("duration and interval must be positive".into());
-        }
-        if cfg.bottleneck.rate_bps == 0 || cfg.reverse.rate_bps == 0 {
-            return Err("link rates must be positive".into());
-        }
+        cfg.check()?;
         let d = ns(cfg.bottleneck.delay_ns);
         let b = &cfg.bottleneck;
         let r = &cfg.reverse;
@@ -204,7 +200,8 @@ impl Simulator {
             transfers: Vec::new(),
             fwd_delay: Histogram::new(),
             rev_delay: Histogram::new(),
-            flow_trace: FlowTrace::with_capacity(rows.min(50_000_000)),
+            // Pre-size for up to 2^20 rows; longer traces grow as they go.
+            flow_trace: FlowTrace::with_capacity(rows.min(1 << 20)),
             queue_trace: QueueTrace::default(),
             interval_drops: 0,
             last_marks: 0,

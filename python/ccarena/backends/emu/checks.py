@@ -148,6 +148,7 @@ _ENGINE_FLOW_KEYS = {
     "mss",
     "header_bytes",
     "init_cwnd",
+    "ecn",
     "rwnd_bytes",
     "pacing",
     "recovery",
