@@ -70,7 +70,21 @@ fn main() {
             ],
             _ => vec![],
         };
+        let (kind, ecn) = match kind.strip_suffix("+ecn") {
+            Some(k) => (k, true),
+            None => (kind, false),
+        };
+        let mut params = params;
+        if ecn {
+            params.push(("ecn".to_string(), ParamValue::Bool(true)));
+        }
         c.bottleneck.qdisc = QdiscConfig::from_params(kind, &params).expect("valid parameters");
+        for f in &mut c.flows {
+            f.ecn = ecn;
+            if kind == "xcp" {
+                f.cc = "xcp".into();
+            }
+        }
         c
     };
     let cases = [
@@ -84,9 +98,11 @@ fn main() {
         ),
     ]
     .into_iter()
-    // Scenario b with each AQM (same buffer; defaults except RED's thresholds).
+    // Scenario b with each discipline (same buffer; defaults except RED's
+    // thresholds); "+ecn": the flows negotiate ECN and the queue marks;
+    // xcp: the flows run XCP through the XCP router.
     .chain(
-        ["red", "codel", "pie", "fq_codel"]
+        ["red", "codel", "pie", "fq_codel", "codel+ecn", "fq_codel+ecn", "xcp"]
             .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),
     );
     println!(

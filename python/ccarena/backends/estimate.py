@@ -3,8 +3,9 @@
 * packets through the bottleneck: at most the link's rate over the time
   flows run, in packets of the flows' size (and the same for the reverse
   link when data cross it);
-* wall time: those packets at the engine's speed on this kind of machine
-  (:data:`PACKETS_PER_S`, from ``bash bench/run.sh``) plus the start-up;
+* wall time: those packets at the engine's speed on this kind of machine,
+  which falls as flows are added (their state no longer fits in the caches;
+  :func:`seconds_per_packet`), plus the start-up;
 * trace rows: one per flow and per interval, and one per interval for the queue;
 * peak memory: the interpreter and its libraries, the trace rows (kept by
   the engine, then copied into Arrow tables), the flows' state and the
@@ -12,8 +13,10 @@
 
 The memory constants were fitted to the peak resident memory
 (``/usr/bin/time -v``) of five runs, from 1 to 1000 flows and from 10 to
-300 s, on the 2-core machine ccarena is developed on; the speed is the
-engine's on ``bash bench/run.sh``. Both are upper-leaning estimates.
+300 s, on the 2-core machine ccarena is developed on, and the speed to the
+engine's packets per second on five runs of 1, 2, 10, 100 and 1000 flows
+on the same machine (0.23, 0.28, 0.49, 0.82 and 1.22 µs per bottleneck
+packet).
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ from ..spec import Spec
 
 __all__ = ["Estimate", "available_memory_bytes", "estimate"]
 
-PACKETS_PER_S = 3.5e6
-"""Bottleneck data packets the engine moves per wall second (bench/run.sh: 3.9 M with 10 flows, 5.4 M with 2)."""
-STARTUP_S = 0.35
+SECONDS_PER_PACKET = (0.23e-6, 0.225e-6, 0.035e-6)
+"""Engine time per bottleneck packet: a + b·L + c·L², L = log10(flows) (fitted; see the module)."""
+STARTUP_S = 0.45
 """Start-up of the command and writing the results, seconds."""
+SECONDS_PER_FLOW = 1e-4
+"""Each flow's summary, table rows and clean-up, seconds."""
 BASE_BYTES = 90e6
 """The interpreter with numpy, pyarrow and the engine loaded."""
 BYTES_PER_TRACE_ROW = 500.0
@@ -69,6 +74,13 @@ def _duration(s: float) -> str:
     return f"{s:.1f} s"
 
 
+def seconds_per_packet(flows: int) -> float:
+    """Engine wall time per bottleneck packet with ``flows`` flows sharing the link."""
+    a, b, c = SECONDS_PER_PACKET
+    lg = math.log10(max(flows, 1))
+    return a + b * lg + c * lg * lg
+
+
 def estimate(spec: Spec) -> Estimate:
     """The cost of running ``spec`` in the simulator."""
     eng = spec.engine
@@ -92,7 +104,8 @@ def estimate(spec: Spec) -> Estimate:
         + BYTES_PER_FLOW * (len(flows) + sum(int(s["arrivals"].get("sessions", 0)) for s in tcp))
         + BYTES_PER_PACKET * min(buffered + 2 * in_flight, 4 * packets + 1000)
     )
-    return Estimate(int(packets), rows, int(memory), STARTUP_S + packets / PACKETS_PER_S)
+    n_flows = len(flows) + sum(int(s["arrivals"].get("sessions", 1)) for s in tcp)
+    return Estimate(int(packets), rows, int(memory), STARTUP_S + SECONDS_PER_FLOW * n_flows + packets * seconds_per_packet(n_flows))
 
 
 def available_memory_bytes() -> int | None:
