@@ -642,7 +642,16 @@ mod tests {
     fn extremes_do_not_panic() {
         for cfg in [
             CompoundConfig { alpha: 10.0, k: 1.0, beta: 0.0, zeta: 100.0, gamma: 1_000_000, ..Default::default() },
-            CompoundConfig { alpha: 0.0, k: 0.0, beta: 0.99, zeta: 0.0, gamma: 0, gamma_low: 10, gamma_high: 0, ..Default::default() },
+            CompoundConfig {
+                alpha: 0.0,
+                k: 0.0,
+                beta: 0.99,
+                zeta: 0.0,
+                gamma: 0,
+                gamma_low: 10,
+                gamma_high: 0,
+                ..Default::default()
+            },
         ] {
             let mut c = Compound::new(cfg);
             for &cwnd in &[1u32, 2, 1000, u32::MAX / 2] {

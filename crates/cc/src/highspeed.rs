@@ -272,7 +272,8 @@ impl CongestionControl for HighSpeed {
         // fractional, so its credits are 1/256 packet (cwnd_cnt saturates
         // only beyond 16.7 M packets of cwnd).
         let per = if self.cfg.count_acked_packets { acked as u64 } else { 1 };
-        let (credit, unit) = if self.cfg.rfc3649_aimd { (self.a_256 as u64, 1 << MD_SHIFT) } else { (self.a() as u64, 1) };
+        let (credit, unit) =
+            if self.cfg.rfc3649_aimd { (self.a_256 as u64, 1 << MD_SHIFT) } else { (self.a() as u64, 1) };
         let cnt = tp.snd_cwnd_cnt as u64 + credit * per;
         let cwnd = tp.snd_cwnd as u64;
         let need = cwnd * unit;
@@ -368,8 +369,9 @@ mod tests {
         assert_eq!(one_rtt(HighSpeedConfig::default(), 100, 1), 101);
         // Counting ACKs with delayed ACKs halves it, as in Linux mode.
         assert_eq!(one_rtt(rfc_cfg(false), 1000, 2), 1003);
-        let p = crate::registry::resolve_params("highspeed", &[("aimd".into(), crate::ParamValue::Str("rfc3649".into()))])
-            .unwrap();
+        let p =
+            crate::registry::resolve_params("highspeed", &[("aimd".into(), crate::ParamValue::Str("rfc3649".into()))])
+                .unwrap();
         assert!(HighSpeedConfig::from_params(&p).rfc3649_aimd);
     }
 

@@ -5,8 +5,8 @@
 //! so a parameter exists in exactly one place.
 
 use crate::{bbr, bbr3, cubic, dctcp, reno, AnyCc};
-use crate::{compound, fast, vegas, westwood};
 use crate::{bic, highspeed, htcp, illinois, scalable, sqrt, xcp};
+use crate::{compound, fast, vegas, westwood};
 
 /// A parameter value as given in an experiment file.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,12 +94,7 @@ pub struct Params(pub Vec<(String, ParamValue)>);
 
 impl Params {
     fn get(&self, name: &str) -> &ParamValue {
-        &self
-            .0
-            .iter()
-            .find(|(n, _)| n == name)
-            .unwrap_or_else(|| panic!("parameter {name} missing after resolution"))
-            .1
+        &self.0.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("parameter {name} missing after resolution")).1
     }
     pub fn bool(&self, name: &str) -> bool {
         match self.get(name) {
@@ -320,10 +315,7 @@ pub fn algorithms() -> &'static [AlgoInfo] {
 pub fn info(name: &str) -> Result<&'static AlgoInfo, ParamError> {
     ALGORITHMS.iter().find(|a| a.name == name).ok_or_else(|| {
         let known: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
-        ParamError {
-            param: None,
-            message: format!("unknown algorithm \"{name}\" (known: {})", known.join(", ")),
-        }
+        ParamError { param: None, message: format!("unknown algorithm \"{name}\" (known: {})", known.join(", ")) }
     })
 }
 
@@ -375,7 +367,9 @@ pub fn resolve_params(name: &str, given: &[(String, ParamValue)]) -> Result<Para
     let mut out = Vec::with_capacity(info.params.len());
     for spec in info.params {
         let v = match given.iter().find(|(k, _)| k == spec.name) {
-            Some((_, v)) => check(spec, v).map_err(|m| ParamError { param: Some(spec.name.to_string()), message: m })?,
+            Some((_, v)) => {
+                check(spec, v).map_err(|m| ParamError { param: Some(spec.name.to_string()), message: m })?
+            }
             None => spec.default.value(),
         };
         out.push((spec.name.to_string(), v));

@@ -414,7 +414,6 @@ mod tests {
         assert!(v.doing_vegas_now);
     }
 
-
     // Narrative: slow start from IW10 on a 100-packet pipe. Vegas leaves
     // slow start on its own (no loss), but as in Linux late: the decision at
     // the end of the RTT with 160 packets (60 queued) comes when 320 are
@@ -474,7 +473,10 @@ mod tests {
     // Extreme values must not panic (overflow checks are on in tests).
     #[test]
     fn extremes_do_not_panic() {
-        for cfg in [VegasConfig { alpha: 0, beta: 0, gamma: 0 }, VegasConfig { alpha: u32::MAX, beta: u32::MAX, gamma: u32::MAX }] {
+        for cfg in [
+            VegasConfig { alpha: 0, beta: 0, gamma: 0 },
+            VegasConfig { alpha: u32::MAX, beta: u32::MAX, gamma: u32::MAX },
+        ] {
             let mut v = Vegas::new(cfg);
             for &cwnd in &[1u32, 2, 1000, u32::MAX / 2] {
                 let mut tp = sock(cwnd, INFINITE_SSTHRESH);

@@ -137,7 +137,8 @@ impl Westwood {
 
     /// Linux `westwood_filter`: one bandwidth sample over `delta_us`.
     fn filter(&mut self, delta_us: u64) {
-        let sample = (self.bk as u128 * USEC_PER_SEC as u128 / delta_us.max(1) as u128).min(u64::MAX as u128 / 8) as u64;
+        let sample =
+            (self.bk as u128 * USEC_PER_SEC as u128 / delta_us.max(1) as u128).min(u64::MAX as u128 / 8) as u64;
         if self.bw_ns_est == 0 && self.bw_est == 0 {
             // An empty filter takes the first sample as it is.
             self.bw_ns_est = sample;
@@ -269,8 +270,11 @@ mod tests {
     fn defaults() {
         let p = crate::registry::resolve_params("westwood", &[]).unwrap();
         assert_eq!(WestwoodConfig::from_params(&p), WestwoodConfig::default());
-        let p = crate::registry::resolve_params("westwood", &[("loss_response".into(), crate::ParamValue::Str("paper".into()))])
-            .unwrap();
+        let p = crate::registry::resolve_params(
+            "westwood",
+            &[("loss_response".into(), crate::ParamValue::Str("paper".into()))],
+        )
+        .unwrap();
         assert_eq!(WestwoodConfig::from_params(&p).loss_response, LossResponse::Paper);
     }
 

@@ -73,18 +73,14 @@ fn qdisc(m: &HashMap<String, Vec<String>>, key: &str) -> Result<QdiscConfig, Str
     let Some(words) = m.get(key) else {
         return Ok(QdiscConfig::DropTail);
     };
-    let (kind, rest) = words
-        .split_first()
-        .ok_or_else(|| format!("{key}: missing the discipline"))?;
+    let (kind, rest) = words.split_first().ok_or_else(|| format!("{key}: missing the discipline"))?;
     if kind == "xcp" {
         // The router rewrites a congestion header that kernel TCP does not carry.
         return Err(format!("{key}: xcp runs in the simulator only"));
     }
     let mut params = Vec::with_capacity(rest.len());
     for w in rest {
-        let (k, v) = w
-            .split_once('=')
-            .ok_or_else(|| format!("{key}: expected name=value, got {w}"))?;
+        let (k, v) = w.split_once('=').ok_or_else(|| format!("{key}: expected name=value, got {w}"))?;
         let v = match v {
             "true" => ParamValue::Bool(true),
             "false" => ParamValue::Bool(false),
@@ -144,20 +140,13 @@ impl Config {
             .get("flow_delay_ns")
             .ok_or("flow_delay_ns: missing")?
             .iter()
-            .map(|v| {
-                v.parse::<u64>()
-                    .map_err(|_| format!("flow_delay_ns: not a number: {v}"))
-            })
+            .map(|v| v.parse::<u64>().map_err(|_| format!("flow_delay_ns: not a number: {v}")))
             .collect::<Result<Vec<u64>, String>>()?;
         if flow_delay_ns.is_empty() {
             return Err("flow_delay_ns: at least one flow".into());
         }
         let engine = EngineConfig {
-            fwd: LinkSpec {
-                rate_bps: num(&m, "rate_bps")?,
-                limit: limit(&m, "")?,
-                qdisc: qdisc(&m, "qdisc")?,
-            },
+            fwd: LinkSpec { rate_bps: num(&m, "rate_bps")?, limit: limit(&m, "")?, qdisc: qdisc(&m, "qdisc")? },
             rev: LinkSpec {
                 rate_bps: num(&m, "rev_rate_bps")?,
                 limit: limit(&m, "rev_")?,
@@ -195,11 +184,7 @@ impl Config {
             tun_rcv: one(&m, "tun_rcv")?.to_string(),
             rt_priority: num(&m, "rt_priority")?,
             spin_ns: num(&m, "spin_ns")?,
-            cpu: if m.contains_key("cpu") {
-                Some(num(&m, "cpu")?)
-            } else {
-                None
-            },
+            cpu: if m.contains_key("cpu") { Some(num(&m, "cpu")?) } else { None },
         })
     }
 }
@@ -224,10 +209,8 @@ mod tests {
 
     #[test]
     fn parses_a_qdisc_line() {
-        let c = Config::parse(&format!(
-            "{GOOD}qdisc red min_th=10 max_th=30.5 ecn=true mode=bytes\nrev_qdisc codel\n"
-        ))
-        .unwrap();
+        let c = Config::parse(&format!("{GOOD}qdisc red min_th=10 max_th=30.5 ecn=true mode=bytes\nrev_qdisc codel\n"))
+            .unwrap();
         match c.engine.fwd.qdisc {
             QdiscConfig::Red(r) => {
                 assert_eq!((r.min_th, r.max_th, r.ecn), (10.0, 30.5, true));
@@ -244,8 +227,7 @@ mod tests {
 
     #[test]
     fn names_the_bad_key() {
-        let e = Config::parse(&GOOD.replace("rate_bps 20000000\nlimit", "rate_bps x\nlimit"))
-            .unwrap_err();
+        let e = Config::parse(&GOOD.replace("rate_bps 20000000\nlimit", "rate_bps x\nlimit")).unwrap_err();
         assert_eq!(e, "rate_bps: not a number: x");
         let e = Config::parse(&format!("{GOOD}colour red\n")).unwrap_err();
         assert_eq!(e, "colour: unknown key");

@@ -219,36 +219,16 @@ impl Engine {
         let n = cfg.flow_delay_ns.len();
         let mut lines = Vec::with_capacity(2 * (n + 1));
         for f in 0..=n {
-            let d = ns(if f < n {
-                cfg.flow_delay_ns[f]
-            } else {
-                cfg.other_delay_ns
-            });
+            let d = ns(if f < n { cfg.flow_delay_ns[f] } else { cfg.other_delay_ns });
             lines.push(DelayLine::new(d, Hop::Receiver(f as u32)));
             lines.push(DelayLine::new(d, Hop::Sender(f as u32)));
         }
         let qdisc = |l: &LinkSpec, stream: u64| {
-            Qdisc::new(
-                &l.qdisc,
-                l.limit,
-                l.rate_bps,
-                Rng::new(cfg.seed, stream),
-                cfg.seed ^ stream,
-            )
+            Qdisc::new(&l.qdisc, l.limit, l.rate_bps, Rng::new(cfg.seed, stream), cfg.seed ^ stream)
         };
         let ports = [
-            Port::with_qdisc(
-                Dir::Forward,
-                cfg.fwd.rate_bps,
-                qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC),
-                cfg.loss,
-            ),
-            Port::with_qdisc(
-                Dir::Reverse,
-                cfg.rev.rate_bps,
-                qdisc(&cfg.rev, STREAM_REVERSE_QDISC),
-                0.0,
-            ),
+            Port::with_qdisc(Dir::Forward, cfg.fwd.rate_bps, qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC), cfg.loss),
+            Port::with_qdisc(Dir::Reverse, cfg.rev.rate_bps, qdisc(&cfg.rev, STREAM_REVERSE_QDISC), 0.0),
         ];
         Engine {
             q: EventQueue::new(),
@@ -412,11 +392,7 @@ impl Engine {
             self.ports[p].arrivals += 1;
         }
         let is_data = meta.tcp && meta.payload > 0;
-        if p == FWD
-            && is_data
-            && self.ports[p].loss > 0.0
-            && self.loss_rng.uniform() < self.ports[p].loss
-        {
+        if p == FWD && is_data && self.ports[p].loss > 0.0 && self.loss_rng.uniform() < self.ports[p].loss {
             self.drop_packet(p, id, true, w);
             return;
         }
@@ -451,9 +427,7 @@ impl Engine {
 
     /// Takes the next packet from the discipline onto the idle serialiser at `t`.
     fn start_next(&mut self, p: usize, t: Time) {
-        let next = self.ports[p]
-            .qdisc
-            .dequeue(t, &mut SlotView(&mut self.slots));
+        let next = self.ports[p].qdisc.dequeue(t, &mut SlotView(&mut self.slots));
         let w = self.in_window(t);
         self.drain_dropped(p, w);
         if let Some(next) = next {
@@ -472,12 +446,7 @@ impl Engine {
         self.q.push(done, Event::PortTxDone(p as u32));
         if self.in_window(start) {
             let waited = (start - enq) / PS_PER_NS;
-            if p == FWD {
-                &mut self.fwd_delay
-            } else {
-                &mut self.rev_delay
-            }
-            .record(waited);
+            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited);
         }
     }
 
@@ -618,11 +587,7 @@ impl Engine {
         let id = self.ports[p].busy.take().expect("tx done on an idle port");
         let (flow, wire_len, is_data) = {
             let s = &self.slots[id as usize];
-            (
-                s.flow as usize,
-                s.len as u64,
-                s.meta.tcp && s.meta.payload > 0,
-            )
+            (s.flow as usize, s.len as u64, s.meta.tcp && s.meta.payload > 0)
         };
         if self.in_window(t) {
             let port = &mut self.ports[p];
@@ -721,13 +686,7 @@ impl Engine {
     pub fn conservation(&self) -> Conservation {
         let queued: u64 = self.ports.iter().map(|p| p.held()).sum();
         let in_flight: u64 = self.lines.iter().map(|l| l.len() as u64).sum();
-        Conservation {
-            created: self.created,
-            delivered: self.delivered,
-            dropped: self.dropped,
-            queued,
-            in_flight,
-        }
+        Conservation { created: self.created, delivered: self.delivered, dropped: self.dropped, queued, in_flight }
     }
 
     /// Conservation at the end of the measurement (None before).
@@ -794,15 +753,9 @@ impl Engine {
         let flows = vec![
             ("t_ns", Column::U64(std::mem::take(&mut self.trace_t))),
             ("flow", Column::U32(std::mem::take(&mut self.trace_flow))),
-            (
-                "bottleneck_bytes",
-                Column::U64(std::mem::take(&mut self.trace_bytes)),
-            ),
+            ("bottleneck_bytes", Column::U64(std::mem::take(&mut self.trace_bytes))),
         ];
-        let mut queue = vec![(
-            QUEUE_COLUMNS[0],
-            Column::U64(std::mem::take(&mut self.trace_t_queue)),
-        )];
+        let mut queue = vec![(QUEUE_COLUMNS[0], Column::U64(std::mem::take(&mut self.trace_t_queue)))];
         for (name, col) in QUEUE_COLUMNS[1..].iter().zip(self.queue_trace.iter_mut()) {
             queue.push((*name, Column::U64(std::mem::take(col))));
         }
@@ -818,16 +771,8 @@ mod tests {
 
     fn cfg(n: usize, rate: u64, limit: u64) -> EngineConfig {
         EngineConfig {
-            fwd: LinkSpec {
-                rate_bps: rate,
-                limit: QueueLimit::Packets(limit),
-                qdisc: QdiscConfig::DropTail,
-            },
-            rev: LinkSpec {
-                rate_bps: rate,
-                limit: QueueLimit::Packets(limit),
-                qdisc: QdiscConfig::DropTail,
-            },
+            fwd: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit), qdisc: QdiscConfig::DropTail },
+            rev: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit), qdisc: QdiscConfig::DropTail },
             loss: 0.0,
             seed: 1,
             duration_ns: 1_000_000_000,
@@ -841,13 +786,7 @@ mod tests {
     }
 
     /// Feeds a packet in at `now` after running everything due.
-    fn feed(
-        e: &mut Engine,
-        now: Time,
-        from: Side,
-        pkt: &[u8],
-        out: &mut Vec<(Time, Side, Vec<u8>)>,
-    ) {
+    fn feed(e: &mut Engine, now: Time, from: Side, pkt: &[u8], out: &mut Vec<(Time, Side, Vec<u8>)>) {
         run(e, now, out);
         let id = e.alloc();
         e.buf_mut(id)[..pkt.len()].copy_from_slice(pkt);
@@ -878,10 +817,7 @@ mod tests {
         feed(&mut e, 0, Side::Snd, &p1, &mut out);
         feed(&mut e, 0, Side::Snd, &p0, &mut out);
         run(&mut e, 100 * PS_PER_MS, &mut out);
-        let times: Vec<(Time, u16)> = out
-            .iter()
-            .map(|(t, _, b)| (*t / PS_PER_US, wire::parse(b).dport))
-            .collect();
+        let times: Vec<(Time, u16)> = out.iter().map(|(t, _, b)| (*t / PS_PER_US, wire::parse(b).dport)).collect();
         // Back to back: departures at 1, 2, 3 ms; plus each flow's delay.
         assert_eq!(times, vec![(11_000, 5000), (13_000, 5000), (22_000, 5001)]);
         assert!(out.iter().all(|(_, s, _)| *s == Side::Rcv));
@@ -906,10 +842,7 @@ mod tests {
     #[test]
     fn codel_marks_ect_packets_in_the_emulator() {
         let mut c = cfg(1, 12_000_000, 1000);
-        c.fwd.qdisc = QdiscConfig::Codel(sim::qdisc::CodelConfig {
-            ecn: true,
-            ..Default::default()
-        });
+        c.fwd.qdisc = QdiscConfig::Codel(sim::qdisc::CodelConfig { ecn: true, ..Default::default() });
         let mut e = Engine::new(c);
         e.start(0);
         let mut out = Vec::new();
@@ -917,9 +850,7 @@ mod tests {
         p[1] = 0x02; // ECT(0)
         p[10] = 0;
         p[11] = 0;
-        let sum = p[..20]
-            .chunks(2)
-            .fold(0u32, |s, w| s + u16::from_be_bytes([w[0], w[1]]) as u32);
+        let sum = p[..20].chunks(2).fold(0u32, |s, w| s + u16::from_be_bytes([w[0], w[1]]) as u32);
         let sum = (sum & 0xffff) + (sum >> 16);
         p[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
         for _ in 0..300 {
@@ -934,9 +865,7 @@ mod tests {
         let first = marked.iter().map(|(t, _, _)| *t).min().unwrap();
         assert!(first >= 100 * PS_PER_MS, "first mark at {first}");
         for (_, _, b) in &marked {
-            let s = b[..20]
-                .chunks(2)
-                .fold(0u32, |s, w| s + u16::from_be_bytes([w[0], w[1]]) as u32);
+            let s = b[..20].chunks(2).fold(0u32, |s, w| s + u16::from_be_bytes([w[0], w[1]]) as u32);
             assert_eq!((s & 0xffff) + (s >> 16), 0xffff, "checksum");
         }
     }
@@ -975,15 +904,11 @@ mod tests {
         }
         run(&mut e, 2_000 * PS_PER_MS, &mut out);
         let (flows, queue) = e.take_columns();
-        let Column::U64(bytes) = &flows[2].1 else {
-            panic!()
-        };
+        let Column::U64(bytes) = &flows[2].1 else { panic!() };
         assert_eq!(bytes.len(), 10);
         assert_eq!(bytes[0], 99 * 1500);
         assert_eq!(bytes[1], 51 * 1500);
-        let Column::U64(backlog) = &queue[2].1 else {
-            panic!()
-        };
+        let Column::U64(backlog) = &queue[2].1 else { panic!() };
         assert_eq!(backlog[0], 50); // 150 − 99 sent − 1 on the wire
         let (d, _) = e.queue_delay();
         assert_eq!(d.count(), 150);
@@ -996,51 +921,21 @@ mod tests {
         e.start(0);
         let mut out = Vec::new();
         let isn = 0xffff_f000u32; // wraps during the test
-        feed(
-            &mut e,
-            0,
-            Side::Snd,
-            &build_tcp(40000, 5000, isn, 0, SYN, 0),
-            &mut out,
-        );
+        feed(&mut e, 0, Side::Snd, &build_tcp(40000, 5000, isn, 0, SYN, 0), &mut out);
         let mut seq = isn.wrapping_add(1);
         for k in 0..4u64 {
             let t = PS_PER_MS * (1 + k);
-            feed(
-                &mut e,
-                t,
-                Side::Snd,
-                &build_tcp(40000, 5000, seq, 0, ACK, 1448),
-                &mut out,
-            );
+            feed(&mut e, t, Side::Snd, &build_tcp(40000, 5000, seq, 0, ACK, 1448), &mut out);
             seq = seq.wrapping_add(1448);
         }
         // Retransmit the second segment: duplicate payload, and Karn.
         let second = isn.wrapping_add(1 + 1448);
-        feed(
-            &mut e,
-            5 * PS_PER_MS,
-            Side::Snd,
-            &build_tcp(40000, 5000, second, 0, ACK, 1448),
-            &mut out,
-        );
+        feed(&mut e, 5 * PS_PER_MS, Side::Snd, &build_tcp(40000, 5000, second, 0, ACK, 1448), &mut out);
         // ACK of the first segment arrives at the sender 10 ms after its delivery + 10 ms.
         let ack1 = isn.wrapping_add(1 + 1448);
-        feed(
-            &mut e,
-            12 * PS_PER_MS,
-            Side::Rcv,
-            &build_tcp(5000, 40000, 1, ack1, ACK, 0),
-            &mut out,
-        );
+        feed(&mut e, 12 * PS_PER_MS, Side::Rcv, &build_tcp(5000, 40000, 1, ack1, ACK, 0), &mut out);
         let ack_all = seq;
-        feed(
-            &mut e,
-            13 * PS_PER_MS,
-            Side::Rcv,
-            &build_tcp(5000, 40000, 1, ack_all, ACK, 0),
-            &mut out,
-        );
+        feed(&mut e, 13 * PS_PER_MS, Side::Rcv, &build_tcp(5000, 40000, 1, ack_all, ACK, 0), &mut out);
         run(&mut e, 2_000 * PS_PER_MS, &mut out);
         let fr = e.flow_reports();
         assert_eq!(fr[0].payload_total, 4 * 1448);
@@ -1068,13 +963,7 @@ mod tests {
         assert_eq!(e.forward_port().random_drops, expected);
         // ACKs (no payload) are never dropped at random.
         for k in 0..100u64 {
-            feed(
-                &mut e,
-                (300 + k) * PS_PER_MS,
-                Side::Snd,
-                &build_tcp(40000, 5000, 1, 0, ACK, 0),
-                &mut out,
-            );
+            feed(&mut e, (300 + k) * PS_PER_MS, Side::Snd, &build_tcp(40000, 5000, 1, 0, ACK, 0), &mut out);
         }
         assert_eq!(e.forward_port().random_drops, expected);
     }

@@ -59,10 +59,7 @@ fn main() {
         eprintln!("{}", usage());
         std::process::exit(2);
     };
-    let cfg = match std::fs::read_to_string(&config)
-        .map_err(|e| e.to_string())
-        .and_then(|t| Config::parse(&t))
-    {
+    let cfg = match std::fs::read_to_string(&config).map_err(|e| e.to_string()).and_then(|t| Config::parse(&t)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ccarena-emu: {config}: {e}");
@@ -114,9 +111,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     let wall = std::time::Instant::now();
     {
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "ready {}", realtime as u8)
-            .and_then(|_| stdout.flush())
-            .map_err(|e| e.to_string())?;
+        writeln!(stdout, "ready {}", realtime as u8).and_then(|_| stdout.flush()).map_err(|e| e.to_string())?;
     }
 
     // Time spent in write(2): the kernel processes the packet in it
@@ -133,21 +128,9 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
         after
     };
     let mut fds = [
-        libc::pollfd {
-            fd: sfd,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: rfd,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: 0,
-            events: libc::POLLIN,
-            revents: 0,
-        },
+        libc::pollfd { fd: sfd, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: rfd, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 },
     ];
     let mut command = Vec::<u8>::new();
     let mut stop = false;
@@ -158,11 +141,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
             Some(t) => t.saturating_sub(now),
             None => 50_000 * PS_PER_NS * 1000, // 50 ms
         };
-        let timeout = if wait > spin {
-            (wait - spin) / PS_PER_NS
-        } else {
-            0
-        };
+        let timeout = if wait > spin { (wait - spin) / PS_PER_NS } else { 0 };
         for f in fds.iter_mut() {
             f.revents = 0;
         }
@@ -178,10 +157,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
         for (k, side) in [(0usize, Side::Snd), (1, Side::Rcv)] {
             if fds[k].revents & libc::POLLIN == 0 {
                 if fds[k].revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
-                    return Err(format!(
-                        "device {} failed",
-                        if k == 0 { &cfg.tun_snd } else { &cfg.tun_rcv }
-                    ));
+                    return Err(format!("device {} failed", if k == 0 { &cfg.tun_snd } else { &cfg.tun_rcv }));
                 }
                 continue;
             }
@@ -247,8 +223,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
         cpu_latency_qos,
         pinned_cpu,
     };
-    report::write(&out, &mut engine, &info)
-        .map_err(|e| format!("writing {}: {e}", out.display()))?;
+    report::write(&out, &mut engine, &info).map_err(|e| format!("writing {}: {e}", out.display()))?;
     drop((snd, rcv, qos));
     Ok(())
 }

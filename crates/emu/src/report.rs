@@ -82,12 +82,7 @@ fn write_columns(dir: &Path, table: &str, cols: &[(&'static str, Column)]) -> io
         };
         let file = format!("{table}.{name}.bin");
         std::fs::write(dir.join(&file), bytes)?;
-        index.push(format!(
-            "[{}, {}, {}]",
-            string(name),
-            string(dtype),
-            string(&file)
-        ));
+        index.push(format!("[{}, {}, {}]", string(name), string(dtype), string(&file)));
     }
     Ok(format!("[{}]", index.join(", ")))
 }

@@ -29,29 +29,17 @@ fn last_error(what: &str) -> io::Error {
 /// descriptor is closed, wherever it has been moved.
 pub fn tun_create(name: &str) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("bad device name {name:?}"),
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad device name {name:?}")));
     }
     let path = CString::new("/dev/net/tun").expect("no NUL");
     // SAFETY: plain open(2) of a NUL-terminated path.
-    let fd = unsafe {
-        libc::open(
-            path.as_ptr(),
-            libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        )
-    };
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK) };
     if fd < 0 {
         return Err(last_error("open /dev/net/tun"));
     }
     // SAFETY: fd was just returned by open and is owned by nobody else.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut req = IfReq {
-        name: [0; libc::IFNAMSIZ],
-        flags: IFF_TUN | IFF_NO_PI,
-        _pad: [0; 22],
-    };
+    let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
     for (d, s) in req.name.iter_mut().zip(name.bytes()) {
         *d = s as libc::c_char;
     }
@@ -66,9 +54,7 @@ pub fn tun_create(name: &str) -> io::Result<OwnedFd> {
 /// Switches the calling thread to SCHED_FIFO at `priority` and locks its
 /// memory, so that wake-ups are not delayed by other tasks or page faults.
 pub fn realtime(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
+    let param = libc::sched_param { sched_priority: priority };
     // SAFETY: sched_setscheduler with a valid sched_param for this process.
     if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
         return Err(last_error("sched_setscheduler(SCHED_FIFO)"));
@@ -86,9 +72,7 @@ pub fn realtime(priority: i32) -> io::Result<()> {
 /// wake, which would show as delay. The request ends with the process.
 pub fn cpu_latency_qos() -> io::Result<std::fs::File> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/cpu_dma_latency")?;
+    let mut f = std::fs::OpenOptions::new().write(true).open("/dev/cpu_dma_latency")?;
     f.write_all(&0i32.to_ne_bytes())?;
     Ok(f)
 }
@@ -111,16 +95,7 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
 pub fn die_with_parent() -> io::Result<()> {
     // SAFETY: getppid and prctl(PR_SET_PDEATHSIG) have no preconditions.
     let parent = unsafe { libc::getppid() };
-    if unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        )
-    } != 0
-    {
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) } != 0 {
         return Err(last_error("prctl(PR_SET_PDEATHSIG)"));
     }
     if unsafe { libc::getppid() } != parent || parent == 1 {
@@ -132,10 +107,7 @@ pub fn die_with_parent() -> io::Result<()> {
 /// CLOCK_MONOTONIC, nanoseconds (the clock Python's time.monotonic_ns reads).
 #[inline]
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -149,14 +121,7 @@ pub fn ppoll(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
         tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
     };
     // SAFETY: fds is a valid slice of pollfd; ts lives across the call.
-    let rc = unsafe {
-        libc::ppoll(
-            fds.as_mut_ptr(),
-            fds.len() as libc::nfds_t,
-            &ts,
-            std::ptr::null(),
-        )
-    };
+    let rc = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
     if rc < 0 {
         let e = io::Error::last_os_error();
         if e.kind() == io::ErrorKind::Interrupted {

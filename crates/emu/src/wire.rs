@@ -137,10 +137,7 @@ mod tests {
         assert_eq!(b.len(), 1500);
         let m = parse(&b);
         assert!(m.ipv4 && m.tcp);
-        assert_eq!(
-            (m.sport, m.dport, m.seq, m.ack, m.flags, m.payload),
-            (40000, 5001, 0xffff_fff0, 7, ACK, 1448)
-        );
+        assert_eq!((m.sport, m.dport, m.seq, m.ack, m.flags, m.payload), (40000, 5001, 0xffff_fff0, 7, ACK, 1448));
     }
 
     #[test]
@@ -159,10 +156,7 @@ mod tests {
     /// RFC 1071 checksum of an IPv4 header: 0 when the header is intact.
     fn header_sum(b: &[u8]) -> u16 {
         let ihl = ((b[0] & 0x0f) as usize) * 4;
-        let mut s: u32 = b[..ihl]
-            .chunks(2)
-            .map(|c| u16::from_be_bytes([c[0], c[1]]) as u32)
-            .sum();
+        let mut s: u32 = b[..ihl].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
         while s >> 16 != 0 {
             s = (s & 0xffff) + (s >> 16);
         }

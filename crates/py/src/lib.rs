@@ -14,8 +14,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use sim::qdisc::{DefaultValue as QdiscDefault, ParamType as QdiscParamType, QdiscConfig};
 use sim::{
-    App, Arrivals, Column, Config, Direction, FlowConfig, LinkConfig, LossModel, QueueLimit,
-    Recovery, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource,
+    App, Arrivals, Column, Config, Direction, FlowConfig, LinkConfig, LossModel, QueueLimit, Recovery, RttDist,
+    SizeDist, TcpSource, UdpPattern, UdpSource,
 };
 
 fn param_value(v: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
@@ -28,10 +28,7 @@ fn param_value(v: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
     } else if v.is_instance_of::<PyString>() {
         Ok(ParamValue::Str(v.extract()?))
     } else {
-        Err(PyValueError::new_err(format!(
-            "expected a boolean, number or string, got {}",
-            v.get_type().name()?
-        )))
+        Err(PyValueError::new_err(format!("expected a boolean, number or string, got {}", v.get_type().name()?)))
     }
 }
 
@@ -49,8 +46,7 @@ fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue
     if let Some(d) = d {
         for (k, v) in d.iter() {
             let k: String = k.extract()?;
-            let pv =
-                param_value(&v).map_err(|e| PyValueError::new_err((k.clone(), e.to_string())))?;
+            let pv = param_value(&v).map_err(|e| PyValueError::new_err((k.clone(), e.to_string())))?;
             out.push((k, pv));
         }
     }
@@ -162,14 +158,9 @@ fn qdisc_catalogue(py: Python<'_>) -> PyResult<Py<PyList>> {
 /// in. Raises `ValueError((param_or_None, message))` on bad input.
 #[pyfunction]
 #[pyo3(signature = (name, params=None))]
-fn cc_resolve(
-    py: Python<'_>,
-    name: &str,
-    params: Option<Bound<'_, PyDict>>,
-) -> PyResult<Py<PyDict>> {
+fn cc_resolve(py: Python<'_>, name: &str, params: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyDict>> {
     let given = params_from(params)?;
-    let resolved = registry::resolve_params(name, &given)
-        .map_err(|e| PyValueError::new_err((e.param, e.message)))?;
+    let resolved = registry::resolve_params(name, &given).map_err(|e| PyValueError::new_err((e.param, e.message)))?;
     let d = PyDict::new(py);
     for (k, v) in &resolved.0 {
         d.set_item(k, py_value(py, v)?)?;
@@ -179,9 +170,7 @@ fn cc_resolve(
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     match d.get_item(key)? {
-        Some(v) => v
-            .extract()
-            .map_err(|e| PyValueError::new_err(format!("config key {key}: {e}"))),
+        Some(v) => v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}"))),
         None => Err(PyKeyError::new_err(format!("config key {key} is missing"))),
     }
 }
@@ -189,34 +178,23 @@ fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult
 fn get_opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
     match d.get_item(key)? {
         Some(v) if !v.is_none() => {
-            Ok(Some(v.extract().map_err(|e| {
-                PyValueError::new_err(format!("config key {key}: {e}"))
-            })?))
+            Ok(Some(v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}")))?))
         }
         _ => Ok(None),
     }
 }
 
 fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
-    let limit = match (
-        get_opt::<u64>(d, "buffer_pkts")?,
-        get_opt::<u64>(d, "buffer_bytes")?,
-    ) {
+    let limit = match (get_opt::<u64>(d, "buffer_pkts")?, get_opt::<u64>(d, "buffer_bytes")?) {
         (Some(p), None) => QueueLimit::Packets(p),
         (None, Some(b)) => QueueLimit::Bytes(b),
-        _ => {
-            return Err(PyValueError::new_err(
-                "exactly one of buffer_pkts and buffer_bytes must be given",
-            ))
-        }
+        _ => return Err(PyValueError::new_err("exactly one of buffer_pkts and buffer_bytes must be given")),
     };
     let loss_model = match get_opt::<Bound<'_, PyDict>>(d, "loss_model")? {
         None => None,
         Some(m) => Some(match get::<String>(&m, "kind")?.as_str() {
             "bernoulli" => LossModel::Bernoulli { p: get(&m, "p")? },
-            "periodic" => LossModel::Periodic {
-                period: get(&m, "period")?,
-            },
+            "periodic" => LossModel::Periodic { period: get(&m, "period")? },
             "gilbert" => LossModel::GilbertElliott {
                 p_gb: get(&m, "p_gb")?,
                 p_bg: get(&m, "p_bg")?,
@@ -230,12 +208,8 @@ fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
         None => QdiscConfig::DropTail,
         Some(q) => {
             let kind: String = get(&q, "kind")?;
-            let params: Vec<_> = params_from(Some(q))?
-                .into_iter()
-                .filter(|(k, _)| k != "kind")
-                .collect();
-            QdiscConfig::from_params(&kind, &params)
-                .map_err(|e| PyValueError::new_err(format!("qdisc: {e}")))?
+            let params: Vec<_> = params_from(Some(q))?.into_iter().filter(|(k, _)| k != "kind").collect();
+            QdiscConfig::from_params(&kind, &params).map_err(|e| PyValueError::new_err(format!("qdisc: {e}")))?
         }
     };
     Ok(LinkConfig {
@@ -259,17 +233,9 @@ fn direction_from(d: &Bound<'_, PyDict>) -> PyResult<Direction> {
 
 fn sizes_from(d: &Bound<'_, PyDict>) -> PyResult<SizeDist> {
     Ok(match get::<String>(d, "kind")?.as_str() {
-        "fixed" => SizeDist::Fixed {
-            bytes: get(d, "bytes")?,
-        },
-        "pareto" => SizeDist::Pareto {
-            min: get(d, "min")?,
-            shape: get(d, "shape")?,
-        },
-        "lognormal" => SizeDist::Lognormal {
-            mu: get(d, "mu")?,
-            sigma: get(d, "sigma")?,
-        },
+        "fixed" => SizeDist::Fixed { bytes: get(d, "bytes")? },
+        "pareto" => SizeDist::Pareto { min: get(d, "min")?, shape: get(d, "shape")? },
+        "lognormal" => SizeDist::Lognormal { mu: get(d, "mu")?, sigma: get(d, "sigma")? },
         "surge" => SizeDist::Surge {
             body: get(d, "body")?,
             mu: get(d, "mu")?,
@@ -277,53 +243,29 @@ fn sizes_from(d: &Bound<'_, PyDict>) -> PyResult<SizeDist> {
             tail_min: get(d, "tail_min")?,
             tail_shape: get(d, "tail_shape")?,
         },
-        "exponential" => SizeDist::Exponential {
-            mean: get(d, "mean")?,
-        },
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown size distribution {other}"
-            )))
-        }
+        "exponential" => SizeDist::Exponential { mean: get(d, "mean")? },
+        other => return Err(PyValueError::new_err(format!("unknown size distribution {other}"))),
     })
 }
 
 fn rtt_from(d: &Bound<'_, PyDict>) -> PyResult<RttDist> {
     Ok(match get::<String>(d, "kind")?.as_str() {
-        "fixed" => RttDist::Fixed {
-            rtt_ns: get(d, "rtt_ns")?,
-        },
+        "fixed" => RttDist::Fixed { rtt_ns: get(d, "rtt_ns")? },
         "exponential" => RttDist::ExponentialOneWay {
             mean_one_way_ns: get(d, "mean_one_way_ns")?,
             min_rtt_ns: get_opt(d, "min_rtt_ns")?.unwrap_or(0),
         },
-        "uniform" => RttDist::Uniform {
-            lo_ns: get(d, "lo_ns")?,
-            hi_ns: get(d, "hi_ns")?,
-        },
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown RTT distribution {other}"
-            )))
-        }
+        "uniform" => RttDist::Uniform { lo_ns: get(d, "lo_ns")?, hi_ns: get(d, "hi_ns")? },
+        other => return Err(PyValueError::new_err(format!("unknown RTT distribution {other}"))),
     })
 }
 
 fn tcp_source_from(d: &Bound<'_, PyDict>) -> PyResult<TcpSource> {
     let arr: Bound<'_, PyDict> = get(d, "arrivals")?;
     let arrivals = match get::<String>(&arr, "kind")?.as_str() {
-        "poisson" => Arrivals::Poisson {
-            rate: get(&arr, "rate")?,
-        },
-        "sessions" => Arrivals::Sessions {
-            sessions: get(&arr, "sessions")?,
-            off_mean_ns: get(&arr, "off_mean_ns")?,
-        },
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown arrival process {other}"
-            )))
-        }
+        "poisson" => Arrivals::Poisson { rate: get(&arr, "rate")? },
+        "sessions" => Arrivals::Sessions { sessions: get(&arr, "sessions")?, off_mean_ns: get(&arr, "off_mean_ns")? },
+        other => return Err(PyValueError::new_err(format!("unknown arrival process {other}"))),
     };
     Ok(TcpSource {
         name: get(d, "name")?,
@@ -347,11 +289,7 @@ fn udp_source_from(d: &Bound<'_, PyDict>) -> PyResult<UdpSource> {
     let pattern = match get::<String>(d, "pattern")?.as_str() {
         "cbr" => UdpPattern::Cbr,
         "poisson" => UdpPattern::Poisson,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown UDP pattern {other}"
-            )))
-        }
+        other => return Err(PyValueError::new_err(format!("unknown UDP pattern {other}"))),
     };
     Ok(UdpSource {
         name: get(d, "name")?,
@@ -374,12 +312,8 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
         let app_kind: String = get(&f, "app")?;
         let app = match app_kind.as_str() {
             "bulk" => App::Bulk,
-            "fixed" => App::Fixed {
-                bytes: get(&f, "app_bytes")?,
-            },
-            "rate" => App::Rate {
-                bps: get(&f, "app_rate_bps")?,
-            },
+            "fixed" => App::Fixed { bytes: get(&f, "app_bytes")? },
+            "rate" => App::Rate { bps: get(&f, "app_rate_bps")? },
             other => return Err(PyValueError::new_err(format!("unknown app kind {other}"))),
         };
         let recovery = match get_opt::<String>(&f, "recovery")?.as_deref() {
@@ -501,31 +435,13 @@ fn simulate(py: Python<'_>, config: Bound<'_, PyDict>, progress: Option<PyObject
     let t = &out.transfers;
     let transfer_cols: Vec<(&'static str, Column)> = vec![
         ("source", Column::U32(t.iter().map(|r| r.source).collect())),
-        (
-            "session",
-            Column::U32(t.iter().map(|r| r.session.unwrap_or(u32::MAX)).collect()),
-        ),
-        (
-            "size_bytes",
-            Column::U64(t.iter().map(|r| r.size_bytes).collect()),
-        ),
-        (
-            "start_ns",
-            Column::U64(t.iter().map(|r| r.start_ns).collect()),
-        ),
-        (
-            "fct_ns",
-            Column::U64(t.iter().map(|r| r.fct_ns.unwrap_or(u64::MAX)).collect()),
-        ),
+        ("session", Column::U32(t.iter().map(|r| r.session.unwrap_or(u32::MAX)).collect())),
+        ("size_bytes", Column::U64(t.iter().map(|r| r.size_bytes).collect())),
+        ("start_ns", Column::U64(t.iter().map(|r| r.start_ns).collect())),
+        ("fct_ns", Column::U64(t.iter().map(|r| r.fct_ns.unwrap_or(u64::MAX)).collect())),
         ("rtt_ns", Column::U64(t.iter().map(|r| r.rtt_ns).collect())),
-        (
-            "reverse",
-            Column::U32(t.iter().map(|r| r.reverse as u32).collect()),
-        ),
-        (
-            "delivered_bytes",
-            Column::U64(t.iter().map(|r| r.delivered_bytes).collect()),
-        ),
+        ("reverse", Column::U32(t.iter().map(|r| r.reverse as u32).collect())),
+        ("delivered_bytes", Column::U64(t.iter().map(|r| r.delivered_bytes).collect())),
     ];
     d.set_item("transfers", columns(py, &transfer_cols)?)?;
     let sources = PyList::empty(py);

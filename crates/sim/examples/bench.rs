@@ -92,10 +92,7 @@ fn main() {
             "a: 2 cubic, 100 Mbit/s, 100 ms, 1 BDP, 60 s, 100 ms probes".to_string(),
             scenario(2, 100_000_000, 100, 60, true),
         ),
-        (
-            "b: 10 cubic, 1 Gbit/s, 100 ms, 1 BDP, 20 s".to_string(),
-            scenario(10, 1_000_000_000, 100, 20, true),
-        ),
+        ("b: 10 cubic, 1 Gbit/s, 100 ms, 1 BDP, 20 s".to_string(), scenario(10, 1_000_000_000, 100, 20, true)),
     ]
     .into_iter()
     // Scenario b with each discipline (same buffer; defaults except RED's
@@ -105,20 +102,13 @@ fn main() {
         ["red", "codel", "pie", "fq_codel", "codel+ecn", "fq_codel+ecn", "xcp"]
             .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),
     );
-    println!(
-        "{:<58} {:>14} {:>14} {:>10}",
-        "scenario", "data pkts/s", "events/s", "engine s"
-    );
+    println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
     for (name, cfg) in cases {
         let mut best: Option<(f64, f64, f64)> = None;
         for _ in 0..repeat {
             let out = sim::run(&cfg).expect("benchmark run failed");
             let s = out.engine_seconds;
-            let r = (
-                out.bottleneck_data_packets as f64 / s,
-                out.events as f64 / s,
-                s,
-            );
+            let r = (out.bottleneck_data_packets as f64 / s, out.events as f64 / s, s);
             if best.is_none_or(|b| r.0 > b.0) {
                 best = Some(r);
             }

@@ -88,20 +88,13 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn new() -> EventQueue {
-        EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
-            seq: 0,
-        }
+        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0 }
     }
 
     #[inline]
     pub fn push(&mut self, time: Time, ev: Event) {
         self.seq += 1;
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(Entry { time, seq: self.seq, ev });
     }
 
     #[inline]

@@ -45,13 +45,7 @@ fn bounds(i: usize) -> (u64, u64) {
 
 impl Histogram {
     pub fn new() -> Histogram {
-        Histogram {
-            counts: Vec::new(),
-            n: 0,
-            sum: 0,
-            min: u64::MAX,
-            max: 0,
-        }
+        Histogram { counts: Vec::new(), n: 0, sum: 0, min: u64::MAX, max: 0 }
     }
 
     /// Forgets every value, keeping the buckets for reuse.
@@ -139,10 +133,7 @@ mod tests {
         for q in [0.01, 0.5, 0.9, 0.99] {
             let exact = (q * 100_000.0) * 37.0;
             let got = h.quantile(q).unwrap();
-            assert!(
-                (got - exact).abs() / exact < 0.01,
-                "q {q}: {got} vs {exact}"
-            );
+            assert!((got - exact).abs() / exact < 0.01, "q {q}: {got} vs {exact}");
         }
         assert_eq!(h.mean().unwrap(), 37.0 * 50_000.5);
         assert_eq!(h.min(), Some(37));

@@ -34,10 +34,8 @@ pub use qdisc::{catalogue as qdisc_catalogue, QdiscConfig};
 pub use sim::{run, Simulator};
 pub use tcp::sender::{App, Recovery};
 pub use trace::Column;
+pub use traffic::{Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource};
 pub use xcp_router::XcpConfig;
-pub use traffic::{
-    Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource,
-};
 
 use cc::ParamValue;
 
@@ -210,10 +208,7 @@ impl QueueStats {
             ("delay_p50_us", us(self.delay.quantile(0.5))),
             ("delay_p99_us", us(self.delay.quantile(0.99))),
             ("reverse_delay_p50_us", us(self.reverse_delay.quantile(0.5))),
-            (
-                "reverse_delay_p99_us",
-                us(self.reverse_delay.quantile(0.99)),
-            ),
+            ("reverse_delay_p99_us", us(self.reverse_delay.quantile(0.99))),
         ]
     }
 }

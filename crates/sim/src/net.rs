@@ -89,11 +89,7 @@ pub struct DelayLine {
 
 impl DelayLine {
     pub fn new(delay: Time, next: Hop) -> DelayLine {
-        DelayLine {
-            delay,
-            next,
-            q: VecDeque::with_capacity(256),
-        }
+        DelayLine { delay, next, q: VecDeque::with_capacity(256) }
     }
 
     /// Adds a packet at `now`; returns its arrival time if the line was empty

@@ -73,11 +73,7 @@ impl Packet {
     }
 
     pub fn ack(flow: u32, cum: u64, wire_len: u32) -> Packet {
-        Packet {
-            kind: Kind::Ack,
-            payload: 0,
-            ..Packet::data(flow, cum, 0, wire_len)
-        }
+        Packet { kind: Kind::Ack, payload: 0, ..Packet::data(flow, cum, 0, wire_len) }
     }
 }
 
@@ -91,11 +87,7 @@ pub struct PacketArena {
 
 impl PacketArena {
     pub fn new() -> PacketArena {
-        PacketArena {
-            slots: Vec::with_capacity(4096),
-            free: Vec::with_capacity(4096),
-            live: 0,
-        }
+        PacketArena { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), live: 0 }
     }
 
     #[inline]

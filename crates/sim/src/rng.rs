@@ -23,12 +23,7 @@ impl Rng {
     /// A generator for `stream` of the simulation seeded with `seed`.
     pub fn new(seed: u64, stream: u64) -> Rng {
         let mut x = seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        let s = [
-            splitmix64(&mut x),
-            splitmix64(&mut x),
-            splitmix64(&mut x),
-            splitmix64(&mut x),
-        ];
+        let s = [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)];
         Rng { s }
     }
 

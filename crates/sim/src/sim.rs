@@ -145,11 +145,7 @@ impl Simulator {
         let d = ns(cfg.bottleneck.delay_ns);
         let b = &cfg.bottleneck;
         let r = &cfg.reverse;
-        let rows = if cfg.trace {
-            (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len()
-        } else {
-            0
-        };
+        let rows = if cfg.trace { (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len() } else { 0 };
         let mut sim = Simulator {
             now: 0,
             end: ns(cfg.duration_ns),
@@ -163,13 +159,7 @@ impl Simulator {
                 Port::with_qdisc(
                     Dir::Forward,
                     b.rate_bps,
-                    Qdisc::new(
-                        &b.qdisc,
-                        b.limit,
-                        b.rate_bps,
-                        Rng::new(cfg.seed, STREAM_BOTTLENECK_QDISC),
-                        cfg.seed,
-                    ),
+                    Qdisc::new(&b.qdisc, b.limit, b.rate_bps, Rng::new(cfg.seed, STREAM_BOTTLENECK_QDISC), cfg.seed),
                     b.loss,
                 ),
                 Port::with_qdisc(
@@ -219,9 +209,7 @@ impl Simulator {
                 None => format!("flows[{i}].cc: {}", e.message),
             })?;
             if ns(f.rtt_ns) / 2 < d {
-                return Err(format!(
-                    "flows[{i}].rtt: shorter than twice the bottleneck delay"
-                ));
+                return Err(format!("flows[{i}].rtt: shorter than twice the bottleneck delay"));
             }
             let recovery = f.recovery.unwrap_or_else(|| default_recovery(&f.cc));
             let scfg = SenderConfig {
@@ -237,15 +225,7 @@ impl Simulator {
             let slot = sim.alloc_slot();
             debug_assert_eq!(slot as usize, i);
             let seed = Rng::new(cfg.seed, STREAM_CC_BASE + i as u64).next_u64();
-            sim.init_slot(
-                slot,
-                scfg,
-                cc,
-                seed,
-                ns(f.rtt_ns),
-                f.reverse,
-                ns(f.start_ns),
-            );
+            sim.init_slot(slot, scfg, cc, seed, ns(f.rtt_ns), f.reverse, ns(f.start_ns));
             let fl = &mut sim.flows[i];
             fl.stop = f.stop_ns.map(ns);
             if fl.start < sim.end {
@@ -280,10 +260,7 @@ impl Simulator {
                     let gap = (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
                     sim.q.push(start + gap, Event::Arrival(i as u32));
                 }
-                Arrivals::Sessions {
-                    sessions,
-                    off_mean_ns,
-                } => {
+                Arrivals::Sessions { sessions, off_mean_ns } => {
                     for k in 0..sessions {
                         // Each session begins with an idle period, so they do not start in step.
                         let gap = ns(exponential(&mut st.rng, off_mean_ns as f64) as u64);
@@ -295,10 +272,7 @@ impl Simulator {
         }
         for (i, u) in cfg.udp_sources.iter().enumerate() {
             if u.rate_bps == 0 || u.packet_bytes == 0 {
-                return Err(format!(
-                    "UDP source {} ({}): rate and packet size must be positive",
-                    i, u.name
-                ));
+                return Err(format!("UDP source {} ({}): rate and packet size must be positive", i, u.name));
             }
             sim.udp_sources.push(UdpSourceState {
                 cfg: u.clone(),
@@ -327,12 +301,7 @@ impl Simulator {
         }
         let id = self.flows.len() as u32;
         let base = self.lines.len() as u32;
-        for next in [
-            Hop::Port(0),
-            Hop::Receiver(id),
-            Hop::Port(1),
-            Hop::Sender(id),
-        ] {
+        for next in [Hop::Port(0), Hop::Receiver(id), Hop::Port(1), Hop::Sender(id)] {
             self.lines.push(DelayLine::new(0, next));
         }
         let dummy = SenderConfig {
@@ -346,11 +315,7 @@ impl Simulator {
             ecn: false,
         };
         self.flows.push(Flow {
-            sender: Sender::new(
-                id,
-                dummy,
-                cc::build("reno", &[]).expect("reno is registered"),
-            ),
+            sender: Sender::new(id, dummy, cc::build("reno", &[]).expect("reno is registered")),
             receiver: Receiver::new(id, 1, 0, None),
             lines: [base, base + 1, base + 2, base + 3],
             data_port: FWD,
@@ -391,12 +356,7 @@ impl Simulator {
         let (mss, hdr) = (scfg.mss, scfg.header_bytes);
         let fl = &mut self.flows[slot as usize];
         let delays = [access, one_way - access, access, one_way - access];
-        let nexts = [
-            Hop::Port(data_port as u32),
-            Hop::Receiver(slot),
-            Hop::Port(ack_port as u32),
-            Hop::Sender(slot),
-        ];
+        let nexts = [Hop::Port(data_port as u32), Hop::Receiver(slot), Hop::Port(ack_port as u32), Hop::Sender(slot)];
         for k in 0..4 {
             let line = &mut self.lines[fl.lines[k] as usize];
             debug_assert!(line.is_empty());
@@ -552,8 +512,7 @@ impl Simulator {
                     self.start_transfer(s, None);
                     let st = &mut self.tcp_sources[s as usize];
                     if let Arrivals::Poisson { rate } = st.cfg.arrivals {
-                        let at =
-                            t + (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
+                        let at = t + (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
                         let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
                         if at < stop && at <= self.end {
                             self.q.push(at, Event::Arrival(s));
@@ -597,11 +556,7 @@ impl Simulator {
         // Lazy timers: one pending event per slot, re-pushed only when the
         // deadline moves earlier than the pending event.
         for slot in 0..TIMER_KINDS {
-            let deadline = if slot < 3 {
-                fl.sender.timers[slot]
-            } else {
-                fl.receiver.delack
-            };
+            let deadline = if slot < 3 { fl.sender.timers[slot] } else { fl.receiver.delack };
             if deadline != 0 && deadline < fl.pending[slot] {
                 let at = deadline.max(now);
                 fl.pending[slot] = at;
@@ -618,11 +573,7 @@ impl Simulator {
             return; // superseded by an earlier event for this slot
         }
         fl.pending[slot] = u64::MAX;
-        let deadline = if slot < 3 {
-            fl.sender.timers[slot]
-        } else {
-            fl.receiver.delack
-        };
+        let deadline = if slot < 3 { fl.sender.timers[slot] } else { fl.receiver.delack };
         if deadline == 0 || fl.closing {
             self.maybe_release(f);
             return;
@@ -744,12 +695,7 @@ impl Simulator {
             port.busy = Some(id);
             let at = now + port.tx_time(wire);
             self.q.push(at, Event::PortTxDone(p as u32));
-            if p == FWD {
-                &mut self.fwd_delay
-            } else {
-                &mut self.rev_delay
-            }
-            .record(0);
+            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(0);
             return;
         }
         // An AQM sees every arrival (RED's average decays over idle time),
@@ -791,12 +737,7 @@ impl Simulator {
             let at = now + port.tx_time(pkt.wire_len);
             let waited = (now - pkt.enqueued_at) / PS_PER_NS;
             self.q.push(at, Event::PortTxDone(p as u32));
-            if p == FWD {
-                &mut self.fwd_delay
-            } else {
-                &mut self.rev_delay
-            }
-            .record(waited);
+            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited);
         }
     }
 
@@ -868,8 +809,7 @@ impl Simulator {
             // Exact spacing: the k-th packet leaves at start + k·gap.
             UdpPattern::Cbr => {
                 ns(st.cfg.start_ns)
-                    + (st.packets as u128 * wire as u128 * 8 * PS_PER_S as u128
-                        / st.cfg.rate_bps as u128) as Time
+                    + (st.packets as u128 * wire as u128 * 8 * PS_PER_S as u128 / st.cfg.rate_bps as u128) as Time
             }
             UdpPattern::Poisson => now + exponential(&mut st.rng, mean_gap) as Time,
         };
@@ -914,8 +854,7 @@ impl Simulator {
             qt.drops.push(self.interval_drops);
             qt.tx_bytes.push(self.interval_tx_bytes);
             qt.background_bytes.push(self.interval_bg_bytes);
-            qt.reverse_backlog_pkts
-                .push(self.ports[REV].qdisc.len() as u64);
+            qt.reverse_backlog_pkts.push(self.ports[REV].qdisc.len() as u64);
             qt.flow_slots.push(self.live_slots as u64);
             if !port.qdisc.is_droptail() {
                 let marks = port.qdisc.marks();
@@ -930,8 +869,7 @@ impl Simulator {
         self.interval_tx_bytes = 0;
         self.interval_bg_bytes = 0;
         if now < self.end {
-            self.q
-                .push((now + self.interval).min(self.end), Event::Probe);
+            self.q.push((now + self.interval).min(self.end), Event::Probe);
         }
     }
 
@@ -939,13 +877,7 @@ impl Simulator {
     pub fn conservation(&self) -> Conservation {
         let queued: u64 = self.ports.iter().map(|p| p.held()).sum();
         let in_flight: u64 = self.lines.iter().map(|l| l.len() as u64).sum();
-        Conservation {
-            created: self.created,
-            delivered: self.delivered,
-            dropped: self.dropped,
-            queued,
-            in_flight,
-        }
+        Conservation { created: self.created, delivered: self.delivered, dropped: self.dropped, queued, in_flight }
     }
 
     /// Finishes the run: checks conservation and returns the output.

@@ -76,9 +76,7 @@ impl FlowTrace {
     }
 
     pub fn into_columns(self) -> Vec<(&'static str, Column)> {
-        const CC_NAMES: [&str; MAX_METRICS] = [
-            "cc_0", "cc_1", "cc_2", "cc_3", "cc_4", "cc_5", "cc_6", "cc_7",
-        ];
+        const CC_NAMES: [&str; MAX_METRICS] = ["cc_0", "cc_1", "cc_2", "cc_3", "cc_4", "cc_5", "cc_6", "cc_7"];
         let mut cols = vec![
             ("t_ns", Column::U64(self.t_ns)),
             ("flow", Column::U32(self.flow)),
@@ -131,10 +129,7 @@ impl QueueTrace {
             ("drops", Column::U64(self.drops)),
             ("tx_bytes", Column::U64(self.tx_bytes)),
             ("background_bytes", Column::U64(self.background_bytes)),
-            (
-                "reverse_backlog_pkts",
-                Column::U64(self.reverse_backlog_pkts),
-            ),
+            ("reverse_backlog_pkts", Column::U64(self.reverse_backlog_pkts)),
             ("flow_slots", Column::U64(self.flow_slots)),
         ];
         if self.aqm {

@@ -21,13 +21,7 @@ pub enum SizeDist {
     Lognormal { mu: f64, sigma: f64 },
     /// SURGE-like mixture: with probability `body` a lognormal body
     /// (`mu`, `sigma` of ln bytes), otherwise a Pareto tail (`tail_min`, `tail_shape`).
-    Surge {
-        body: f64,
-        mu: f64,
-        sigma: f64,
-        tail_min: f64,
-        tail_shape: f64,
-    },
+    Surge { body: f64, mu: f64, sigma: f64, tail_min: f64, tail_shape: f64 },
     /// Exponential with this mean, bytes.
     Exponential { mean: f64 },
 }
@@ -35,13 +29,7 @@ pub enum SizeDist {
 impl SizeDist {
     /// The SURGE defaults used in Rhee's 2007 rebuttal (traffic.md §2).
     pub fn surge() -> SizeDist {
-        SizeDist::Surge {
-            body: 0.93,
-            mu: 9.357,
-            sigma: 1.328,
-            tail_min: 133_000.0,
-            tail_shape: 1.1,
-        }
+        SizeDist::Surge { body: 0.93, mu: 9.357, sigma: 1.328, tail_min: 133_000.0, tail_shape: 1.1 }
     }
 
     /// One draw, at least one byte.
@@ -50,13 +38,7 @@ impl SizeDist {
             SizeDist::Fixed { bytes } => bytes as f64,
             SizeDist::Pareto { min, shape } => pareto(rng, min, shape),
             SizeDist::Lognormal { mu, sigma } => (mu + sigma * normal(rng)).exp(),
-            SizeDist::Surge {
-                body,
-                mu,
-                sigma,
-                tail_min,
-                tail_shape,
-            } => {
+            SizeDist::Surge { body, mu, sigma, tail_min, tail_shape } => {
                 if rng.uniform() < body {
                     (mu + sigma * normal(rng)).exp()
                 } else {
@@ -75,15 +57,8 @@ impl SizeDist {
             SizeDist::Fixed { bytes } => bytes as f64,
             SizeDist::Pareto { min, shape } => pareto_mean(min, shape),
             SizeDist::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
-            SizeDist::Surge {
-                body,
-                mu,
-                sigma,
-                tail_min,
-                tail_shape,
-            } => {
-                body * (mu + sigma * sigma / 2.0).exp()
-                    + (1.0 - body) * pareto_mean(tail_min, tail_shape)
+            SizeDist::Surge { body, mu, sigma, tail_min, tail_shape } => {
+                body * (mu + sigma * sigma / 2.0).exp() + (1.0 - body) * pareto_mean(tail_min, tail_shape)
             }
             SizeDist::Exponential { mean } => mean,
         }
@@ -143,13 +118,10 @@ impl RttDist {
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         match *self {
             RttDist::Fixed { rtt_ns } => rtt_ns,
-            RttDist::ExponentialOneWay {
-                mean_one_way_ns,
-                min_rtt_ns,
-            } => min_rtt_ns + 2 * exponential(rng, mean_one_way_ns as f64).round() as u64,
-            RttDist::Uniform { lo_ns, hi_ns } => {
-                lo_ns + ((hi_ns - lo_ns) as f64 * rng.uniform()) as u64
+            RttDist::ExponentialOneWay { mean_one_way_ns, min_rtt_ns } => {
+                min_rtt_ns + 2 * exponential(rng, mean_one_way_ns as f64).round() as u64
             }
+            RttDist::Uniform { lo_ns, hi_ns } => lo_ns + ((hi_ns - lo_ns) as f64 * rng.uniform()) as u64,
         }
     }
 }
@@ -252,12 +224,7 @@ impl LossModel {
         match *self {
             LossModel::None => 0.0,
             LossModel::Bernoulli { p } => p,
-            LossModel::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
+            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
                 let pi_bad = p_gb / (p_gb + p_bg);
                 pi_bad * loss_bad + (1.0 - pi_bad) * loss_good
             }
@@ -278,12 +245,7 @@ pub struct Loss {
 
 impl Loss {
     pub fn new(model: LossModel, rng: Rng) -> Loss {
-        Loss {
-            model,
-            bad: false,
-            count: 0,
-            rng,
-        }
+        Loss { model, bad: false, count: 0, rng }
     }
 
     /// Whether the next packet is lost.
@@ -292,12 +254,7 @@ impl Loss {
         match self.model {
             LossModel::None => false,
             LossModel::Bernoulli { p } => p > 0.0 && self.rng.uniform() < p,
-            LossModel::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
+            LossModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
                 let flip = if self.bad { p_bg } else { p_gb };
                 if self.rng.uniform() < flip {
                     self.bad = !self.bad;
@@ -327,10 +284,7 @@ mod tests {
     fn recipes() {
         assert!((1000.0f64 * 0.5f64.powf(-1.0 / 1.2) - 1782.0).abs() < 1.0);
         assert!((pareto_mean(1000.0, 1.2) - 6000.0).abs() < 1e-6);
-        let ln = SizeDist::Lognormal {
-            mu: 9.357,
-            sigma: 1.318,
-        };
+        let ln = SizeDist::Lognormal { mu: 9.357, sigma: 1.318 };
         assert!((ln.mean() - 27_600.0).abs() < 100.0, "{}", ln.mean());
     }
 
@@ -343,10 +297,7 @@ mod tests {
         let z: Vec<f64> = (0..n).map(|_| normal(&mut r)).collect();
         let m = z.iter().sum::<f64>() / n as f64;
         let v = z.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64;
-        assert!(
-            m.abs() < 0.01 && (v - 1.0).abs() < 0.01,
-            "normal mean {m} var {v}"
-        );
+        assert!(m.abs() < 0.01 && (v - 1.0).abs() < 0.01, "normal mean {m} var {v}");
         // Pareto shape 2.5 (finite variance): mean 5/3 of the minimum.
         let p: f64 = (0..n).map(|_| pareto(&mut r, 3.0, 2.5)).sum::<f64>() / n as f64;
         assert!((p / 5.0 - 1.0).abs() < 0.02, "pareto mean {p}");
@@ -354,12 +305,7 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_matches_stationary_rate() {
-        let model = LossModel::GilbertElliott {
-            p_gb: 0.01,
-            p_bg: 0.2,
-            loss_good: 0.0,
-            loss_bad: 0.5,
-        };
+        let model = LossModel::GilbertElliott { p_gb: 0.01, p_bg: 0.2, loss_good: 0.0, loss_bad: 0.5 };
         let mut l = Loss::new(model, Rng::new(9, 3));
         let n = 1_000_000;
         let lost = (0..n).filter(|_| l.lose()).count() as f64 / n as f64;

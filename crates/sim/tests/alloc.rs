@@ -28,13 +28,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn allocations(secs: u64, qdisc: &str) -> (u64, u64) {
-    let mut cfg = dumbbell(
-        100,
-        40,
-        1.0,
-        secs,
-        vec![flow("cubic", 40), flow("reno", 60)],
-    );
+    let mut cfg = dumbbell(100, 40, 1.0, secs, vec![flow("cubic", 40), flow("reno", 60)]);
     cfg.bottleneck.loss = 1e-4;
     cfg.bottleneck.qdisc = sim::QdiscConfig::from_params(qdisc, &[]).unwrap();
     let before = ALLOCS.load(Ordering::Relaxed);
@@ -59,9 +53,6 @@ fn check(qdisc: &str) {
     assert!(p_long > 3 * p_short, "{p_long} vs {p_short} packets");
     // Set-up, trace buffers (reserved up front) and a few doublings of
     // queues and scoreboards; nothing proportional to the packet count.
-    assert!(
-        long < short + 64,
-        "{short} allocations for {p_short} packets, {long} for {p_long}"
-    );
+    assert!(long < short + 64, "{short} allocations for {p_short} packets, {long} for {p_long}");
     assert!(long < 2_000, "{long} allocations");
 }

@@ -9,10 +9,7 @@ use common::*;
 use sim::{App, Config, Output, QdiscConfig};
 
 fn with_qdisc(mut cfg: Config, kind: &str, params: &[(&str, sim::qdisc::ParamValue)]) -> Config {
-    let p: Vec<_> = params
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
+    let p: Vec<_> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     cfg.bottleneck.qdisc = QdiscConfig::from_params(kind, &p).unwrap();
     cfg
 }
@@ -26,11 +23,7 @@ fn median_delay_ms(out: &Output) -> f64 {
 /// (With a single CUBIC flow CoDel's queue is empty most of the time: each
 /// 30 % window reduction drains it, median delay 0.12 ms at 92 % use.)
 fn long_flows(kind: &str) -> Config {
-    with_qdisc(
-        dumbbell(100, 50, 2.0, 30, vec![flow("cubic", 50); 8]),
-        kind,
-        &[],
-    )
+    with_qdisc(dumbbell(100, 50, 2.0, 30, vec![flow("cubic", 50); 8]), kind, &[])
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -45,17 +38,10 @@ fn codel_holds_the_queue_near_its_target() {
     let out = run(&long_flows("codel"));
     let d = median_delay_ms(&out);
     let u = utilisation(&out, 100, 5.0, 30.0);
-    println!(
-        "codel: median queue delay {d:.2} ms, utilisation {u:.3}, drops {}",
-        out.queue.drops
-    );
+    println!("codel: median queue delay {d:.2} ms, utilisation {u:.3}, drops {}", out.queue.drops);
     assert!((2.0..=10.0).contains(&d), "median queue delay {d} ms");
     assert!(u >= 0.90, "utilisation {u}");
-    assert!(
-        out.queue.aqm_drops > 0 && out.queue.aqm_drops == out.queue.drops,
-        "{:?}",
-        out.queue.counters()
-    );
+    assert!(out.queue.aqm_drops > 0 && out.queue.aqm_drops == out.queue.drops, "{:?}", out.queue.counters());
     let dt = run(&long_flows("droptail"));
     let ddt = median_delay_ms(&dt);
     println!("droptail: median queue delay {ddt:.2} ms");
@@ -119,27 +105,17 @@ fn adaptive_red_average_stays_between_its_thresholds() {
     let cfg = with_qdisc(
         dumbbell(100, 50, 1.0, 60, vec![flow("cubic", 50); 16]),
         "red",
-        &[
-            ("min_th", Float(50.0)),
-            ("max_th", Float(150.0)),
-            ("adaptive", Bool(true)),
-        ],
+        &[("min_th", Float(50.0)), ("max_th", Float(150.0)), ("adaptive", Bool(true))],
     );
     let out = run(&cfg);
     let t = queue_column(&out, "t_ns");
     let late = |name: &str| -> Vec<f64> {
-        queue_column(&out, name)
-            .into_iter()
-            .zip(&t)
-            .filter(|(_, &t)| t > 30e9)
-            .map(|(a, _)| a)
-            .collect()
+        queue_column(&out, name).into_iter().zip(&t).filter(|(_, &t)| t > 30e9).map(|(a, _)| a).collect()
     };
     let avg = late("red_avg_pkts");
     let m = median(avg.clone());
     let u = utilisation(&out, 100, 30.0, 60.0);
-    let inside =
-        avg.iter().filter(|&&a| (50.0..150.0).contains(&a)).count() as f64 / avg.len() as f64;
+    let inside = avg.iter().filter(|&&a| (50.0..150.0).contains(&a)).count() as f64 / avg.len() as f64;
     let max_p = *late("red_max_p").last().unwrap();
     println!(
         "adaptive red: median avg {m:.1} pkts, {:.0} % of samples in [min_th, max_th), max_p {max_p:.4}, utilisation {u:.3}, early drops {} of {}",
@@ -165,21 +141,13 @@ fn ecn_marks_instead_of_dropping() {
         let build = |ecn: bool| {
             let mut f = flow("cubic", 50);
             f.ecn = true;
-            with_qdisc(
-                dumbbell(100, 50, 2.0, 10, vec![f; 2]),
-                kind,
-                &[("ecn", Bool(ecn))],
-            )
+            with_qdisc(dumbbell(100, 50, 2.0, 10, vec![f; 2]), kind, &[("ecn", Bool(ecn))])
         };
         let on = run(&build(true));
         let off = run(&build(false));
         println!(
             "{kind}: ecn on marks {} aqm drops {} drops {}; off marks {} aqm drops {}",
-            on.queue.marks,
-            on.queue.aqm_drops,
-            on.queue.drops,
-            off.queue.marks,
-            off.queue.aqm_drops
+            on.queue.marks, on.queue.aqm_drops, on.queue.drops, off.queue.marks, off.queue.aqm_drops
         );
         assert!(on.queue.marks > 0, "{kind}");
         assert_eq!(on.queue.aqm_drops, 0, "{kind}");
@@ -189,11 +157,7 @@ fn ecn_marks_instead_of_dropping() {
         assert_eq!(marks as u64, on.queue.marks, "{kind}: trace marks add up");
     }
     // Not-ECT packets are dropped even with ECN on.
-    let cfg = with_qdisc(
-        dumbbell(100, 50, 2.0, 10, vec![flow("cubic", 50)]),
-        "codel",
-        &[("ecn", Bool(true))],
-    );
+    let cfg = with_qdisc(dumbbell(100, 50, 2.0, 10, vec![flow("cubic", 50)]), "codel", &[("ecn", Bool(true))]);
     let out = run(&cfg);
     assert_eq!(out.queue.marks, 0);
     assert!(out.queue.aqm_drops > 0);
@@ -209,16 +173,8 @@ fn same_seed_same_result() {
         let cfg = with_qdisc(dumbbell(50, 50, 1.0, 5, flows), kind, &[]);
         let (a, b) = (run(&cfg), run(&cfg));
         // Debug strings: the traces hold NaN, which is not equal to itself.
-        assert_eq!(
-            format!("{:?}", a.queue_columns),
-            format!("{:?}", b.queue_columns),
-            "{kind}"
-        );
-        assert_eq!(
-            format!("{:?}", a.flow_columns),
-            format!("{:?}", b.flow_columns),
-            "{kind}"
-        );
+        assert_eq!(format!("{:?}", a.queue_columns), format!("{:?}", b.queue_columns), "{kind}");
+        assert_eq!(format!("{:?}", a.flow_columns), format!("{:?}", b.flow_columns), "{kind}");
         assert_eq!(a.queue.counters(), b.queue.counters(), "{kind}");
         let names: Vec<_> = a.queue_columns.iter().map(|(n, _)| *n).collect();
         if kind == "droptail" {

@@ -25,12 +25,7 @@ fn payload_capacity_bps(mbps: u64) -> f64 {
 
 /// A trace column as f64, by name.
 fn column(cols: &[(&'static str, Column)], name: &str) -> Vec<f64> {
-    match &cols
-        .iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no column {name}"))
-        .1
-    {
+    match &cols.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no column {name}")).1 {
         Column::U64(v) => v.iter().map(|&x| x as f64).collect(),
         Column::U32(v) => v.iter().map(|&x| x as f64).collect(),
         Column::F64(v) => v.clone(),
@@ -48,9 +43,7 @@ struct FlowRows {
 fn flow_rows(out: &Output, id: usize, names: &[&str]) -> FlowRows {
     let fc = &out.flow_columns;
     let flow = column(fc, "flow");
-    let keep: Vec<usize> = (0..flow.len())
-        .filter(|&i| flow[i] as usize == id)
-        .collect();
+    let keep: Vec<usize> = (0..flow.len()).filter(|&i| flow[i] as usize == id).collect();
     let pick = |v: Vec<f64>| keep.iter().map(|&i| v[i]).collect::<Vec<f64>>();
     let metric_names = out.flows[id].metric_names;
     let cols = names
@@ -60,23 +53,14 @@ fn flow_rows(out: &Output, id: usize, names: &[&str]) -> FlowRows {
             None => pick(column(fc, n)),
         })
         .collect();
-    FlowRows {
-        t: pick(column(fc, "t_ns"))
-            .into_iter()
-            .map(|t| t / 1e9)
-            .collect(),
-        cols,
-    }
+    FlowRows { t: pick(column(fc, "t_ns")).into_iter().map(|t| t / 1e9).collect(), cols }
 }
 
 /// Goodput of flow `id` from time `t0` (s) to the end, as a fraction of
 /// the link's payload capacity (from the receiver's delivered bytes).
 fn goodput_fraction(out: &Output, id: usize, t0: f64) -> f64 {
     let r = flow_rows(out, id, &["delivered_bytes"]);
-    let i0 =
-        r.t.iter()
-            .position(|&t| t >= t0)
-            .expect("t0 inside the run");
+    let i0 = r.t.iter().position(|&t| t >= t0).expect("t0 inside the run");
     let n = r.t.len() - 1;
     let bits = (r.cols[0][n] - r.cols[0][i0]) * 8.0;
     bits / (r.t[n] - r.t[i0]) / payload_capacity_bps(LINK_MBPS)
@@ -85,19 +69,12 @@ fn goodput_fraction(out: &Output, id: usize, t0: f64) -> f64 {
 /// Time (s) of the first trace sample in ProbeBW (state 2).
 fn first_probe_bw(out: &Output, id: usize) -> f64 {
     let r = flow_rows(out, id, &["state"]);
-    r.t[r.cols[0]
-        .iter()
-        .position(|&s| s == 2.0)
-        .expect("never reached ProbeBW")]
+    r.t[r.cols[0].iter().position(|&s| s == 2.0).expect("never reached ProbeBW")]
 }
 
 /// Median queueing delay at the bottleneck over the whole run, ms.
 fn median_queue_delay_ms(out: &Output) -> f64 {
-    out.queue
-        .delay
-        .quantile(0.5)
-        .expect("packets crossed the bottleneck")
-        / 1e6
+    out.queue.delay.quantile(0.5).expect("packets crossed the bottleneck") / 1e6
 }
 
 fn single_flow(cc: &str, secs: u64, loss: f64) -> Config {
@@ -117,11 +94,7 @@ fn state_runs(t: &[f64], state: &[f64]) -> Vec<(u8, u64, u64)> {
         if i == state.len() || state[i] != state[start] {
             let t0 = (t[start] * 1e3).round() as u64;
             let t1 = if i == state.len() { t[i - 1] } else { t[i] };
-            runs.push((
-                state[start] as u8,
-                t0 / 10 * 10,
-                (t1 * 1e3).round() as u64 - t0,
-            ));
+            runs.push((state[start] as u8, t0 / 10 * 10, (t1 * 1e3).round() as u64 - t0));
             start = i;
         }
     }
@@ -152,23 +125,13 @@ fn v1_state_sequence_snapshot() {
     let probe_rtt: Vec<&(u8, u64, u64)> = runs.iter().filter(|r| r.0 == 3).collect();
     for w in probe_rtt.windows(2) {
         let gap = w[1].1 - w[0].1;
-        assert!(
-            (9_900..=10_600).contains(&gap),
-            "ProbeRTT entries {} ms apart",
-            gap
-        );
+        assert!((9_900..=10_600).contains(&gap), "ProbeRTT entries {} ms apart", gap);
     }
-    assert!(
-        (9_900..=10_600).contains(&probe_rtt[0].1),
-        "first ProbeRTT at {} ms",
-        probe_rtt[0].1
-    );
+    assert!((9_900..=10_600).contains(&probe_rtt[0].1), "first ProbeRTT at {} ms", probe_rtt[0].1);
     // In each ProbeRTT, inflight ≤ 4 packets for at least 200 ms in a row.
     for &&(_, start_ms, len_ms) in &probe_rtt {
         let (a, b) = (start_ms as usize, (start_ms + len_ms) as usize);
-        let idx: Vec<usize> = (0..r.t.len())
-            .filter(|&i| (a..=b + 10).contains(&((r.t[i] * 1e3) as usize)))
-            .collect();
+        let idx: Vec<usize> = (0..r.t.len()).filter(|&i| (a..=b + 10).contains(&((r.t[i] * 1e3) as usize))).collect();
         let (mut best, mut cur) = (0, 0);
         for &i in &idx {
             if state[i] == 3.0 && inflight[i] <= 4.0 {
@@ -178,31 +141,16 @@ fn v1_state_sequence_snapshot() {
                 cur = 0;
             }
         }
-        assert!(
-            best >= 200,
-            "ProbeRTT at {start_ms} ms: inflight ≤ 4 for only {best} ms"
-        );
+        assert!(best >= 200, "ProbeRTT at {start_ms} ms: inflight ≤ 4 for only {best} ms");
     }
     // Snapshot: (state, entry time rounded to 10 ms). A change here is a
     // behaviour change to review.
     let snapshot: Vec<(u8, u64)> = runs.iter().map(|r| (r.0, r.1)).collect();
-    assert_eq!(
-        snapshot, SNAPSHOT_V1,
-        "state sequence changed: {snapshot:?}"
-    );
+    assert_eq!(snapshot, SNAPSHOT_V1, "state sequence changed: {snapshot:?}");
 }
 
-const SNAPSHOT_V1: &[(u8, u64)] = &[
-    (0, 0),
-    (1, 620),
-    (2, 680),
-    (3, 10040),
-    (2, 10280),
-    (3, 20280),
-    (2, 20520),
-    (3, 30520),
-    (2, 30760),
-];
+const SNAPSHOT_V1: &[(u8, u64)] =
+    &[(0, 0), (1, 620), (2, 680), (3, 10040), (2, 10280), (3, 20280), (2, 20520), (3, 30520), (2, 30760)];
 
 /// bbr.md BV5: from IW 10 on 100 Mbit/s, 40 ms (BDP 333 packets of 1500
 /// bytes), Startup should end within log2(BDP / IW) + 4 = 9.06 rounds.
@@ -230,21 +178,12 @@ fn v1_startup_exits_within_log2_bdp_plus_4_rounds() {
     cfg.interval_ns = 1_000_000;
     let out = run(&cfg);
     let r = flow_rows(&out, 0, &["state", "round"]);
-    let i = r.cols[0]
-        .iter()
-        .position(|&s| s != 0.0)
-        .expect("Startup never ended");
+    let i = r.cols[0].iter().position(|&s| s != 0.0).expect("Startup never ended");
     let rounds = r.cols[1][i];
     let bdp_pkts = LINK_MBPS as f64 * 1e6 * 0.040 / 8.0 / 1500.0;
     let limit = (bdp_pkts / 10.0).log2() + 4.0;
-    println!(
-        "Startup ended at round {rounds} (t = {:.3} s); limit {limit:.2}",
-        r.t[i]
-    );
-    assert!(
-        rounds <= limit,
-        "Startup lasted {rounds} rounds, limit {limit:.2}"
-    );
+    println!("Startup ended at round {rounds} (t = {:.3} s); limit {limit:.2}", r.t[i]);
+    assert!(rounds <= limit, "Startup lasted {rounds} rounds, limit {limit:.2}");
 }
 
 fn check_single_flow(cc: &str) -> (f64, f64) {
@@ -329,9 +268,7 @@ fn v1_keeps_goodput_under_random_loss() {
 #[test]
 #[ignore = "BBR v3 keeps 78.4 % of the link at 1 % loss, mean of seeds 1-7 (target >= 80 %)"]
 fn v3_keeps_goodput_under_low_random_loss() {
-    let g: Vec<f64> = (1..=7)
-        .map(|seed| lossy_goodput_seeded("bbr3", 0.01, seed))
-        .collect();
+    let g: Vec<f64> = (1..=7).map(|seed| lossy_goodput_seeded("bbr3", 0.01, seed)).collect();
     let mean = g.iter().sum::<f64>() / g.len() as f64;
     println!("bbr3 at 1% loss, seeds 1-7: mean {:.2}%", mean * 100.0);
     assert!(mean >= 0.80, "mean goodput at 1%: {:.2}%", mean * 100.0);
@@ -343,12 +280,7 @@ fn v3_keeps_goodput_under_low_random_loss() {
 fn v3_backs_off_well_above_loss_threshold() {
     let g1 = lossy_goodput("bbr3", 0.01);
     let g5 = lossy_goodput("bbr3", 0.05);
-    assert!(
-        g5 < g1,
-        "goodput at 5% ({:.2}%) not below 1% ({:.2}%)",
-        g5 * 100.0,
-        g1 * 100.0
-    );
+    assert!(g5 < g1, "goodput at 5% ({:.2}%) not below 1% ({:.2}%)", g5 * 100.0, g1 * 100.0);
 }
 
 /// Figures for a report on BBR (run with `--ignored --nocapture`):
@@ -371,23 +303,13 @@ fn report_figures() {
             cfg.bottleneck.loss = p;
             cfg.seed = 11;
             let out = run(&cfg);
-            line += &format!(
-                "  {:.3}%: {:5.1}",
-                p * 100.0,
-                goodput_fraction(&out, 0, 10.0) * 100.0
-            );
+            line += &format!("  {:.3}%: {:5.1}", p * 100.0, goodput_fraction(&out, 0, 10.0) * 100.0);
         }
         println!("{line}");
     }
     println!("BBR v1 vs CUBIC, 100 Mbit/s, 40 ms, shares of bottleneck bytes 10–60 s:");
     for bdp in [0.5, 1.0, 2.0, 8.0] {
-        let mut cfg = dumbbell(
-            LINK_MBPS,
-            40,
-            bdp,
-            60,
-            vec![bbr_flow("bbr", 40), flow("cubic", 40)],
-        );
+        let mut cfg = dumbbell(LINK_MBPS, 40, bdp, 60, vec![bbr_flow("bbr", 40), flow("cubic", 40)]);
         cfg.seed = 5;
         let out = run(&cfg);
         let b = bytes_between(&out, 10.0, 60.0);

@@ -26,17 +26,9 @@ pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
 }
 
 /// A dumbbell with a buffer of `bdp` × the bandwidth-delay product (in 1500-byte packets).
-pub fn dumbbell(
-    rate_mbps: u64,
-    rtt_ms: u64,
-    bdp: f64,
-    secs: u64,
-    flows: Vec<FlowConfig>,
-) -> Config {
+pub fn dumbbell(rate_mbps: u64, rtt_ms: u64, bdp: f64, secs: u64, flows: Vec<FlowConfig>) -> Config {
     let rate = rate_mbps * 1_000_000;
-    let pkts = ((rate as f64 * rtt_ms as f64 / 1000.0 / 8.0 / 1500.0) * bdp)
-        .round()
-        .max(1.0) as u64;
+    let pkts = ((rate as f64 * rtt_ms as f64 / 1000.0 / 8.0 / 1500.0) * bdp).round().max(1.0) as u64;
     Config {
         seed: 1,
         duration_ns: secs * 1_000_000_000,
@@ -71,12 +63,7 @@ pub fn run(cfg: &Config) -> Output {
 /// Bytes through the bottleneck per flow between t0 and t1 seconds (from the trace).
 pub fn bytes_between(out: &Output, t0: f64, t1: f64) -> Vec<u64> {
     let cols = &out.flow_columns;
-    let get = |name: &str| {
-        cols.iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, c)| c)
-            .unwrap()
-    };
+    let get = |name: &str| cols.iter().find(|(n, _)| *n == name).map(|(_, c)| c).unwrap();
     let (sim::Column::U64(t), sim::Column::U32(flow), sim::Column::U64(b)) =
         (get("t_ns"), get("flow"), get("bottleneck_bytes"))
     else {
@@ -133,13 +120,7 @@ pub fn cc_flow(cc: &str, rtt_ms: u64) -> FlowConfig {
 /// Jain's index of two flows of `cc` started together over 60–120 s of
 /// 120 s (100 Mbit/s, 50 ms, 1 BDP DropTail), and their shares in bytes.
 pub fn pair_jain_120s(cc: &str) -> (f64, Vec<u64>) {
-    let out = run(&dumbbell(
-        100,
-        50,
-        1.0,
-        120,
-        vec![cc_flow(cc, 50), cc_flow(cc, 50)],
-    ));
+    let out = run(&dumbbell(100, 50, 1.0, 120, vec![cc_flow(cc, 50), cc_flow(cc, 50)]));
     let b = bytes_between(&out, 60.0, 120.0);
     (jain(&[b[0] as f64, b[1] as f64]), b)
 }

@@ -78,30 +78,30 @@ fn qdisc() -> impl Strategy<Value = QdiscConfig> {
 
 /// Overwrites a few of the discipline's fields with wild values.
 fn wild_qdisc(q: &mut QdiscConfig, x: f64, y: f64, t: u64, n: u32) {
-        match q {
-            QdiscConfig::DropTail => {}
-            QdiscConfig::Red(c) => {
-                c.min_th = x;
-                c.wq = y;
-                c.avpkt_bytes = t;
-            }
-            QdiscConfig::Codel(c) => {
-                c.target_ns = t;
-                c.mtu_bytes = n as u64;
-            }
-            QdiscConfig::Pie(c) => {
-                c.alpha = x;
-                c.tupdate_ns = t;
-            }
-            QdiscConfig::FqCodel(c) => {
-                c.flows = n;
-                c.interval_ns = t;
-            }
-            QdiscConfig::Xcp(c) => {
-                c.alpha = x;
-                c.initial_interval_s = y;
-            }
+    match q {
+        QdiscConfig::DropTail => {}
+        QdiscConfig::Red(c) => {
+            c.min_th = x;
+            c.wq = y;
+            c.avpkt_bytes = t;
         }
+        QdiscConfig::Codel(c) => {
+            c.target_ns = t;
+            c.mtu_bytes = n as u64;
+        }
+        QdiscConfig::Pie(c) => {
+            c.alpha = x;
+            c.tupdate_ns = t;
+        }
+        QdiscConfig::FqCodel(c) => {
+            c.flows = n;
+            c.interval_ns = t;
+        }
+        QdiscConfig::Xcp(c) => {
+            c.alpha = x;
+            c.initial_interval_s = y;
+        }
+    }
 }
 
 fn link() -> impl Strategy<Value = LinkConfig> {
@@ -132,7 +132,14 @@ fn flow() -> impl Strategy<Value = FlowConfig> {
         (any::<bool>(), any::<bool>(), any::<bool>(), 0u8..3, 1u64..10_000_000),
     )
         .prop_map(
-            |(cc, params, (start_ns, stop_ns, rtt_ns), (mss, header_bytes), (init_cwnd, rwnd_bytes), (pacing, newreno, reverse, app, x))| {
+            |(
+                cc,
+                params,
+                (start_ns, stop_ns, rtt_ns),
+                (mss, header_bytes),
+                (init_cwnd, rwnd_bytes),
+                (pacing, newreno, reverse, app, x),
+            )| {
                 FlowConfig {
                     cc,
                     params,
@@ -158,10 +165,14 @@ fn flow() -> impl Strategy<Value = FlowConfig> {
 }
 
 fn tcp_source() -> impl Strategy<Value = TcpSource> {
-    (cc_name(), 0.1..100.0, 1u32..10, 1.05..3.0, time_ns(), time_ns(), (time_ns(), any::<bool>()))
-        .prop_map(|(cc, rate, sessions, shape, rtt_ns, off, (start_ns, poisson))| TcpSource {
+    (cc_name(), 0.1..100.0, 1u32..10, 1.05..3.0, time_ns(), time_ns(), (time_ns(), any::<bool>())).prop_map(
+        |(cc, rate, sessions, shape, rtt_ns, off, (start_ns, poisson))| TcpSource {
             name: "web".into(),
-            arrivals: if poisson { Arrivals::Poisson { rate } } else { Arrivals::Sessions { sessions, off_mean_ns: off } },
+            arrivals: if poisson {
+                Arrivals::Poisson { rate }
+            } else {
+                Arrivals::Sessions { sessions, off_mean_ns: off }
+            },
             sizes: SizeDist::Pareto { min: 1000.0, shape },
             rtt: RttDist::Fixed { rtt_ns: rtt_ns + 1_000_000 },
             direction: Direction::Forward,
@@ -174,7 +185,8 @@ fn tcp_source() -> impl Strategy<Value = TcpSource> {
             ecn: false,
             start_ns: start_ns / 10,
             stop_ns: None,
-        })
+        },
+    )
 }
 
 fn udp_source() -> impl Strategy<Value = UdpSource> {
@@ -198,17 +210,11 @@ fn config() -> impl Strategy<Value = Config> {
         proptest::collection::vec(tcp_source(), 0..2),
         proptest::collection::vec(udp_source(), 0..2),
     )
-        .prop_map(|(seed, (duration_ns, interval_ns, trace), (bottleneck, reverse), flows, tcp_sources, udp_sources)| Config {
-            seed,
-            duration_ns,
-            interval_ns,
-            trace,
-            bottleneck,
-            reverse,
-            flows,
-            tcp_sources,
-            udp_sources,
-        })
+        .prop_map(
+            |(seed, (duration_ns, interval_ns, trace), (bottleneck, reverse), flows, tcp_sources, udp_sources)| {
+                Config { seed, duration_ns, interval_ns, trace, bottleneck, reverse, flows, tcp_sources, udp_sources }
+            },
+        )
 }
 
 /// One wild value written into one field (or into none: `which` past the list).
@@ -222,7 +228,13 @@ struct Mutation {
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
-    (0u8..40, wide_u64(), wide_u32(), wide_f64(), wide_f64()).prop_map(|(which, u, w, f, g)| Mutation { which, u, w, f, g })
+    (0u8..40, wide_u64(), wide_u32(), wide_f64(), wide_f64()).prop_map(|(which, u, w, f, g)| Mutation {
+        which,
+        u,
+        w,
+        f,
+        g,
+    })
 }
 
 fn mutate(c: &mut Config, m: &Mutation) {
@@ -299,7 +311,8 @@ fn affordable(c: &Config) -> bool {
 fn any_config_is_accepted_or_refused_by_name() {
     let counts = [Cell::new(0u32), Cell::new(0u32), Cell::new(0u32)];
     let show = std::env::var_os("CONFIG_BOUNDARY_SHOW").is_some();
-    let mut runner = TestRunner::new(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() });
+    let mut runner =
+        TestRunner::new(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() });
     let input = (config(), proptest::collection::vec(mutation(), 0..3));
     let result = runner.run(&input, |(mut cfg, ms)| {
         for m in &ms {

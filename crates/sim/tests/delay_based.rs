@@ -23,11 +23,7 @@ fn stats(xs: &[f64]) -> (f64, f64, f64) {
 fn backlog_between(out: &sim::Output, t0: f64, t1: f64) -> Vec<f64> {
     let t = queue_column(out, "t_ns");
     let q = queue_column(out, "backlog_pkts");
-    t.iter()
-        .zip(&q)
-        .filter(|(&t, _)| t / 1e9 > t0 && t / 1e9 <= t1)
-        .map(|(_, &q)| q)
-        .collect()
+    t.iter().zip(&q).filter(|(&t, _)| t / 1e9 > t0 && t / 1e9 <= t1).map(|(_, &q)| q).collect()
 }
 
 /// One Vegas flow (20 Mbit/s, 40 ms, BDP 67 packets, 2 BDP of buffer so
@@ -54,12 +50,7 @@ fn vegas_keeps_alpha_to_beta_packets_queued() {
     assert_eq!(out.flows[0].metric_names[2], "diff_pkts");
     let t = flow_column(&out, "t_ns");
     let diff = flow_column(&out, "cc_2");
-    let steady: Vec<f64> = t
-        .iter()
-        .zip(&diff)
-        .filter(|(&t, _)| t / 1e9 > 10.0)
-        .map(|(_, &d)| d)
-        .collect();
+    let steady: Vec<f64> = t.iter().zip(&diff).filter(|(&t, _)| t / 1e9 > 10.0).map(|(_, &d)| d).collect();
     let (dmean, dmin, dmax) = stats(&steady);
     let q = backlog_between(&out, 10.0, 30.0);
     let (mean, min, max) = stats(&q);
@@ -67,21 +58,13 @@ fn vegas_keeps_alpha_to_beta_packets_queued() {
         "vegas: backlog mean {mean:.2}, min {min}, max {max} packets; diff mean {dmean:.2} in [{dmin}, {dmax}]; drops {}",
         out.queue.drops
     );
-    assert!(
-        dmin >= 2.0 && dmax <= 4.0,
-        "Vegas diff in [{dmin}, {dmax}], want [α, β] = [2, 4]"
-    );
+    assert!(dmin >= 2.0 && dmax <= 4.0, "Vegas diff in [{dmin}, {dmax}], want [α, β] = [2, 4]");
     assert!((2.0..=5.0).contains(&mean), "mean backlog {mean:.2}");
     assert!(min >= 1.0 && max <= 5.0, "backlog range [{min}, {max}]");
     // It is Vegas holding the queue, not losses: none after slow start.
     let drops = queue_column(&out, "drops");
     let tq = queue_column(&out, "t_ns");
-    let late: f64 = tq
-        .iter()
-        .zip(&drops)
-        .filter(|(&t, _)| t / 1e9 > 5.0)
-        .map(|(_, &d)| d)
-        .sum();
+    let late: f64 = tq.iter().zip(&drops).filter(|(&t, _)| t / 1e9 > 5.0).map(|(_, &d)| d).sum();
     assert_eq!(late, 0.0, "drops after slow start");
 }
 
@@ -104,35 +87,18 @@ fn fast_keeps_about_alpha_packets_queued() {
         let out = run(&dumbbell(100, 50, 1.0, 30, vec![f]));
         let q = backlog_between(&out, 10.0, 30.0);
         let (mean, min, max) = stats(&q);
-        println!(
-            "fast α={alpha}: backlog mean {mean:.2}, min {min}, max {max} packets; drops {}",
-            out.queue.drops
-        );
-        assert!(
-            (mean - alpha).abs() <= mean_tol,
-            "mean backlog {mean:.2}, α = {alpha}"
-        );
-        assert!(
-            min >= alpha - sample_tol && max <= alpha + sample_tol,
-            "backlog range [{min}, {max}], α = {alpha}"
-        );
+        println!("fast α={alpha}: backlog mean {mean:.2}, min {min}, max {max} packets; drops {}", out.queue.drops);
+        assert!((mean - alpha).abs() <= mean_tol, "mean backlog {mean:.2}, α = {alpha}");
+        assert!(min >= alpha - sample_tol && max <= alpha + sample_tol, "backlog range [{min}, {max}], α = {alpha}");
         let drops = queue_column(&out, "drops");
         let t = queue_column(&out, "t_ns");
-        let late: f64 = t
-            .iter()
-            .zip(&drops)
-            .filter(|(&t, _)| t / 1e9 > 10.0)
-            .map(|(_, &d)| d)
-            .sum();
+        let late: f64 = t.iter().zip(&drops).filter(|(&t, _)| t / 1e9 > 10.0).map(|(_, &d)| d).sum();
         assert_eq!(late, 0.0, "drops in steady state");
     }
     // The default is α = 200.
     let out = run(&dumbbell(100, 50, 1.0, 20, vec![flow("fast", 50)]));
     let (mean, _, _) = stats(&backlog_between(&out, 10.0, 20.0));
-    assert!(
-        (mean - 200.0).abs() <= 5.0,
-        "default α: mean backlog {mean:.2}"
-    );
+    assert!((mean - 200.0).abs() <= 5.0, "default α: mean backlog {mean:.2}");
 }
 
 /// Westwood+ (Linux): when a recovery completes, cwnd = ssthresh =
@@ -148,15 +114,7 @@ fn westwood_ssthresh_is_bandwidth_times_rtt_min() {
     cfg.interval_ns = 1_000_000;
     let out = run(&cfg);
     let names = out.flows[0].metric_names;
-    assert_eq!(
-        &names[..4],
-        &[
-            "bw_est_bytes_s",
-            "rtt_min_us",
-            "bw_ns_est_bytes_s",
-            "bw_samples"
-        ]
-    );
+    assert_eq!(&names[..4], &["bw_est_bytes_s", "rtt_min_us", "bw_ns_est_bytes_s", "bw_samples"]);
     let ssthresh = flow_column(&out, "ssthresh_pkts");
     let cwnd = flow_column(&out, "cwnd_pkts");
     let bw = flow_column(&out, "cc_0");
@@ -171,8 +129,7 @@ fn westwood_ssthresh_is_bandwidth_times_rtt_min() {
     let mut checked = 0;
     let mut i = 1;
     while i < ssthresh.len() && checked < 5 {
-        if ssthresh[i] != ssthresh[i - 1] && cwnd[i] == ssthresh[i] && samples[i] == samples[i - 1]
-        {
+        if ssthresh[i] != ssthresh[i - 1] && cwnd[i] == ssthresh[i] && samples[i] == samples[i - 1] {
             let want = pipe(i);
             println!(
                 "t = {:.3} s: ssthresh {} cwnd {}, bw_est {:.0} B/s × rtt_min {} µs / MSS = {want}",
@@ -192,16 +149,8 @@ fn westwood_ssthresh_is_bandwidth_times_rtt_min() {
     // 20 Mbit/s = 2.413 MB/s) and RTTmin the 40 ms path plus one packet's
     // serialisation, so the pipe is ≈ 67 packets.
     let last = bw.len() - 1;
-    assert!(
-        (bw[last] / 2.413e6 - 1.0).abs() < 0.05,
-        "bw_est {}",
-        bw[last]
-    );
-    assert!(
-        (40_000.0..41_500.0).contains(&rtt_min[last]),
-        "rtt_min {}",
-        rtt_min[last]
-    );
+    assert!((bw[last] / 2.413e6 - 1.0).abs() < 0.05, "bw_est {}", bw[last]);
+    assert!((40_000.0..41_500.0).contains(&rtt_min[last]), "rtt_min {}", rtt_min[last]);
 }
 
 /// With a buffer of one BDP each algorithm keeps the link busy: Vegas and

@@ -114,11 +114,7 @@ fn responses() -> Vec<Response> {
         cubic("cubic", "linux"),
         cubic("cubic rfc9438", "rfc9438"),
         hstcp("highspeed", vec![], [200.0, 200.0, 100.0]),
-        hstcp(
-            "highspeed rfc3649",
-            hstcp_rfc_params(),
-            [200.0, 120.0, 80.0],
-        ),
+        hstcp("highspeed rfc3649", hstcp_rfc_params(), [200.0, 120.0, 80.0]),
         Response {
             label: "scalable",
             cc: "scalable",
@@ -157,9 +153,7 @@ fn responses() -> Vec<Response> {
 fn family_table() {
     let algos: Vec<&str> = cc::algorithms().iter().map(|a| a.name).collect();
     let jains = on_two_threads(&algos, |cc| pair_jain_120s(cc).0);
-    let utils = on_two_threads(&algos, |cc| {
-        (one_flow_utilisation(cc, 1.0), one_flow_utilisation(cc, 0.1))
-    });
+    let utils = on_two_threads(&algos, |cc| (one_flow_utilisation(cc, 1.0), one_flow_utilisation(cc, 0.1)));
     let rows = responses();
     let errs = on_two_threads(&rows, |r| {
         let mut out = vec![];
@@ -169,8 +163,7 @@ fn family_table() {
                     Loss::Periodic => 20.0,
                     Loss::Random => random_losses,
                 };
-                let mut c =
-                    Case::new(r.label, r.cc, loss, p, r.rtt_ms, (r.w)(p), losses).params(&r.params);
+                let mut c = Case::new(r.label, r.cc, loss, p, r.rtt_ms, (r.w)(p), losses).params(&r.params);
                 if r.cc == "scalable" && loss == Loss::Periodic {
                     c = c.warm_cycles(40.0);
                 }
@@ -198,12 +191,7 @@ fn family_table() {
         "| algorithm | formula (RTT) | p1, p2, p3 | periodic loss | random loss | Jain (2 flows) | util 1 BDP | util 0.1 BDP |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    let fmt = |e: &[f64]| {
-        e.iter()
-            .map(|x| format!("{:+.1}%", x * 100.0))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let fmt = |e: &[f64]| e.iter().map(|x| format!("{:+.1}%", x * 100.0)).collect::<Vec<_>>().join(", ");
     for (i, cc) in algos.iter().enumerate() {
         let (u1, u01) = utils[i];
         let mine: Vec<usize> = (0..rows.len()).filter(|&k| rows[k].cc == *cc).collect();
@@ -214,11 +202,7 @@ fn family_table() {
         for (n, &k) in mine.iter().enumerate() {
             let r = &rows[k];
             let star = |l: Loss| if l == r.derived_for { "* " } else { "" };
-            let ps =
-                r.ps.iter()
-                    .map(|p| format!("{p:.0e}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+            let ps = r.ps.iter().map(|p| format!("{p:.0e}")).collect::<Vec<_>>().join(", ");
             println!(
                 "| {} | {} ({} ms) | {ps} | {}{} | {}{} | {}",
                 r.label,
@@ -228,11 +212,7 @@ fn family_table() {
                 fmt(&errs[k][..3]),
                 star(Loss::Random),
                 fmt(&errs[k][3..]),
-                if n == 0 {
-                    tail.clone()
-                } else {
-                    "〃 | 〃 | 〃 |".into()
-                }
+                if n == 0 { tail.clone() } else { "〃 | 〃 | 〃 |".into() }
             );
         }
     }

@@ -53,29 +53,8 @@ use response_fn::*;
 fn reno_periodic_loss_matches_mathis() {
     let mut errs = vec![];
     for (p, losses) in [(1e-3, 30.0), (1e-4, 20.0)] {
-        errs.push(
-            Case::new(
-                "reno vs 1.22/sqrt(p)",
-                "reno",
-                Loss::Periodic,
-                p,
-                100,
-                mathis_w(p),
-                losses,
-            )
-            .run()
-            .0,
-        );
-        Case::new(
-            "reno vs 1.22/sqrt(p)",
-            "reno",
-            Loss::Random,
-            p,
-            100,
-            mathis_w(p),
-            100.0,
-        )
-        .run();
+        errs.push(Case::new("reno vs 1.22/sqrt(p)", "reno", Loss::Periodic, p, 100, mathis_w(p), losses).run().0);
+        Case::new("reno vs 1.22/sqrt(p)", "reno", Loss::Random, p, 100, mathis_w(p), 100.0).run();
     }
     check_all("reno (periodic)", &errs, 0.05);
 }
@@ -93,15 +72,7 @@ fn reno_periodic_loss_matches_mathis() {
 fn highspeed_rfc3649_follows_its_response_function_under_periodic_loss() {
     let mut errs = vec![];
     for (p, losses) in [(1e-3, 30.0), (1e-4, 20.0), (1e-5, 15.0)] {
-        let c = Case::new(
-            "highspeed (rfc3649)",
-            "highspeed",
-            Loss::Periodic,
-            p,
-            100,
-            hstcp_w(p),
-            losses,
-        );
+        let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Periodic, p, 100, hstcp_w(p), losses);
         errs.push(c.params(&hstcp_rfc_params()).run().0);
     }
     check_all("highspeed (rfc3649, periodic)", &errs, 0.15);
@@ -112,15 +83,7 @@ fn highspeed_rfc3649_follows_its_response_function_under_periodic_loss() {
 #[test]
 fn highspeed_rfc3649_periodic_at_1e6() {
     let p = 1e-6;
-    let c = Case::new(
-        "highspeed (rfc3649)",
-        "highspeed",
-        Loss::Periodic,
-        p,
-        100,
-        hstcp_w(p),
-        8.0,
-    );
+    let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Periodic, p, 100, hstcp_w(p), 8.0);
     let e = c.params(&hstcp_rfc_params()).run().0;
     check_all("highspeed (rfc3649, periodic)", &[e], 0.15);
 }
@@ -133,15 +96,7 @@ fn highspeed_rfc3649_periodic_at_1e6() {
 fn highspeed_rfc3649_under_random_loss() {
     let mut errs = vec![];
     for (p, losses) in [(1e-4, 120.0), (1e-5, 80.0), (1e-6, 20.0)] {
-        let c = Case::new(
-            "highspeed (rfc3649)",
-            "highspeed",
-            Loss::Random,
-            p,
-            100,
-            hstcp_w(p),
-            losses,
-        );
+        let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Random, p, 100, hstcp_w(p), losses);
         // The slow-start overshoot is costly at 1e-6 (cwnd peaks at 1.7 w):
         // a receive window of 4 w.
         errs.push(c.params(&hstcp_rfc_params()).rwnd(4.0).run().0);
@@ -158,15 +113,7 @@ fn highspeed_rfc3649_under_random_loss() {
 #[ignore = "HighSpeed (rfc3649) vs 0.12/p^0.835 under random loss at 1e-3: +24.9%; periodic loss: +4.5%"]
 fn highspeed_rfc3649_random_loss_at_1e3() {
     let p = 1e-3;
-    let c = Case::new(
-        "highspeed (rfc3649)",
-        "highspeed",
-        Loss::Random,
-        p,
-        100,
-        hstcp_w(p),
-        200.0,
-    );
+    let c = Case::new("highspeed (rfc3649)", "highspeed", Loss::Random, p, 100, hstcp_w(p), 200.0);
     let e = c.params(&hstcp_rfc_params()).rwnd(4.0).run().0;
     check_all("highspeed (rfc3649, random)", &[e], 0.15);
 }
@@ -184,38 +131,18 @@ fn highspeed_rfc3649_random_loss_at_1e3() {
 fn highspeed_linux_per_ack_equals_doubled_loss_rate() {
     let ratio = 2f64.powf(-0.835);
     let p = 1e-4;
-    let (_, counted) = Case::new(
-        "highspeed (table, per packet)",
-        "highspeed",
-        Loss::Random,
-        p,
-        100,
-        hstcp_w(p),
-        200.0,
-    )
-    .params(&hstcp_table_params())
-    .run();
-    let ((_, e), linux) = Case::new(
-        "highspeed (Linux, per ACK)",
-        "highspeed",
-        Loss::Random,
-        p,
-        100,
-        hstcp_w(p),
-        200.0,
-    )
-    .w_size(hstcp_w(2.0 * p))
-    .run();
+    let (_, counted) = Case::new("highspeed (table, per packet)", "highspeed", Loss::Random, p, 100, hstcp_w(p), 200.0)
+        .params(&hstcp_table_params())
+        .run();
+    let ((_, e), linux) = Case::new("highspeed (Linux, per ACK)", "highspeed", Loss::Random, p, 100, hstcp_w(p), 200.0)
+        .w_size(hstcp_w(2.0 * p))
+        .run();
     println!(
         "    Linux/packet-counting window ratio {:.3} (expected {ratio:.3}); Linux vs 0.12/p^0.835: {:+.1}%",
         linux / counted,
         e * 100.0
     );
-    check_all(
-        "highspeed Linux/packet-counting ratio",
-        &[(p, linux / counted / ratio - 1.0)],
-        0.15,
-    );
+    check_all("highspeed Linux/packet-counting ratio", &[(p, linux / counted / ratio - 1.0)], 0.15);
 }
 
 // ---------------------------------------------------------------------------
@@ -231,19 +158,7 @@ fn highspeed_linux_per_ack_equals_doubled_loss_rate() {
 fn scalable_follows_kelly_under_random_loss() {
     let mut errs = vec![];
     for (p, losses) in [(1e-4, 300.0), (3e-5, 200.0), (1e-5, 150.0)] {
-        errs.push(
-            Case::new(
-                "scalable",
-                "scalable",
-                Loss::Random,
-                p,
-                100,
-                0.08 / p,
-                losses,
-            )
-            .run()
-            .0,
-        );
+        errs.push(Case::new("scalable", "scalable", Loss::Random, p, 100, 0.08 / p, losses).run().0);
     }
     check_all("scalable (random)", &errs, 0.15);
 }
@@ -255,15 +170,8 @@ fn scalable_follows_kelly_under_random_loss() {
 /// over), within 15 %.
 fn check_cubic(mode: &str, loss: Loss, points: &[(f64, f64)]) {
     let label = format!("cubic ({mode})");
-    let errs: Vec<_> = points
-        .iter()
-        .map(|&(p, l)| cubic_case(&label, mode, loss, p, l).run().0)
-        .collect();
-    let process = if loss == Loss::Periodic {
-        "periodic"
-    } else {
-        "random"
-    };
+    let errs: Vec<_> = points.iter().map(|&(p, l)| cubic_case(&label, mode, loss, p, l).run().0).collect();
+    let process = if loss == Loss::Periodic { "periodic" } else { "random" };
     check_all(&format!("cubic ({mode}, {process})"), &errs, 0.15);
 }
 
@@ -273,21 +181,13 @@ fn check_cubic(mode: &str, loss: Loss, points: &[(f64, f64)]) {
 /// −1.0 %, −0.9 % at 1e-4, 1e-5, 3e-6.
 #[test]
 fn cubic_linux_follows_rfc9438_under_periodic_loss() {
-    check_cubic(
-        "linux",
-        Loss::Periodic,
-        &[(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)],
-    );
+    check_cubic("linux", Loss::Periodic, &[(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]);
 }
 
 /// As above in RFC 9438 mode. Measured +0.5 %, +0.1 %, +0.1 %.
 #[test]
 fn cubic_rfc9438_follows_rfc9438_under_periodic_loss() {
-    check_cubic(
-        "rfc9438",
-        Loss::Periodic,
-        &[(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)],
-    );
+    check_cubic("rfc9438", Loss::Periodic, &[(1e-4, 30.0), (1e-5, 20.0), (3e-6, 10.0)]);
 }
 
 // Random loss. RTT 200 ms: p = 1e-5, W = 1772 (Reno 386): measured 1982,
@@ -312,12 +212,8 @@ fn cubic_rfc9438_random_loss() {
 #[ignore = "CUBIC vs RFC 9438 average window under random loss: +19% at 1e-4 in both modes; see comment"]
 fn cubic_random_loss_at_1e4() {
     let errs = vec![
-        cubic_case("cubic (linux)", "linux", Loss::Random, 1e-4, 200.0)
-            .run()
-            .0,
-        cubic_case("cubic (rfc9438)", "rfc9438", Loss::Random, 1e-4, 200.0)
-            .run()
-            .0,
+        cubic_case("cubic (linux)", "linux", Loss::Random, 1e-4, 200.0).run().0,
+        cubic_case("cubic (rfc9438)", "rfc9438", Loss::Random, 1e-4, 200.0).run().0,
     ];
     check_all("cubic (random)", &errs, 0.15);
 }
@@ -336,23 +232,13 @@ fn cubic_random_loss_at_1e4() {
 #[ignore = "report only: the Linux HighSpeed table and Scalable under periodic loss"]
 fn report_periodic_loss_other_variants() {
     for (p, l) in [(1e-3, 30.0), (1e-4, 20.0), (1e-5, 15.0), (1e-6, 8.0)] {
-        Case::new(
-            "highspeed (table, per packet)",
-            "highspeed",
-            Loss::Periodic,
-            p,
-            100,
-            hstcp_w(p),
-            l,
-        )
-        .params(&hstcp_table_params())
-        .run();
+        Case::new("highspeed (table, per packet)", "highspeed", Loss::Periodic, p, 100, hstcp_w(p), l)
+            .params(&hstcp_table_params())
+            .run();
     }
     for (p, l) in [(1e-4, 30.0), (3e-5, 20.0), (1e-5, 15.0)] {
         // MIMD settles slowly (the overshoot shrinks by ~0.87 per cycle).
-        Case::new("scalable", "scalable", Loss::Periodic, p, 100, 0.08 / p, l)
-            .warm_cycles(40.0)
-            .run();
+        Case::new("scalable", "scalable", Loss::Periodic, p, 100, 0.08 / p, l).warm_cycles(40.0).run();
     }
 }
 
@@ -369,51 +255,12 @@ fn report_other_response_functions() {
     // stops at 3e-5 (at 1e-5 the descent alone takes ~20 min simulated).
     for p in [1e-3f64, 1e-4, 3e-5] {
         let w = 2f64.sqrt() / p.sqrt();
-        Case::new(
-            "sqrt vs 1.41/sqrt(p)",
-            "sqrt",
-            Loss::Random,
-            p,
-            100,
-            w,
-            200.0,
-        )
-        .rwnd(3.0)
-        .run();
+        Case::new("sqrt vs 1.41/sqrt(p)", "sqrt", Loss::Random, p, 100, w, 200.0).rwnd(3.0).run();
     }
     for p in [1e-3f64, 1e-4, 1e-5] {
         let reno = 1.22 / p.sqrt();
-        Case::new(
-            "illinois vs 8.66/sqrt(p)",
-            "illinois",
-            Loss::Random,
-            p,
-            100,
-            8.66 / p.sqrt(),
-            100.0,
-        )
-        .run();
-        Case::new(
-            "bic vs Reno 1.22/sqrt(p)",
-            "bic",
-            Loss::Random,
-            p,
-            100,
-            reno,
-            100.0,
-        )
-        .w_size(5.0 * reno)
-        .run();
-        Case::new(
-            "htcp vs Reno 1.22/sqrt(p)",
-            "htcp",
-            Loss::Random,
-            p,
-            100,
-            reno,
-            100.0,
-        )
-        .w_size(8.0 * reno)
-        .run();
+        Case::new("illinois vs 8.66/sqrt(p)", "illinois", Loss::Random, p, 100, 8.66 / p.sqrt(), 100.0).run();
+        Case::new("bic vs Reno 1.22/sqrt(p)", "bic", Loss::Random, p, 100, reno, 100.0).w_size(5.0 * reno).run();
+        Case::new("htcp vs Reno 1.22/sqrt(p)", "htcp", Loss::Random, p, 100, reno, 100.0).w_size(8.0 * reno).run();
     }
 }

@@ -10,10 +10,7 @@ fn web(arrivals: Arrivals, direction: Direction) -> TcpSource {
         name: "web".into(),
         arrivals,
         sizes: SizeDist::surge(),
-        rtt: RttDist::ExponentialOneWay {
-            mean_one_way_ns: 33_000_000,
-            min_rtt_ns: 0,
-        },
+        rtt: RttDist::ExponentialOneWay { mean_one_way_ns: 33_000_000, min_rtt_ns: 0 },
         direction,
         cc: "reno".into(),
         params: vec![],
@@ -28,13 +25,7 @@ fn web(arrivals: Arrivals, direction: Direction) -> TcpSource {
 }
 
 fn queue_col(out: &sim::Output, name: &str) -> Vec<u64> {
-    match &out
-        .queue_columns
-        .iter()
-        .find(|(n, _)| *n == name)
-        .unwrap()
-        .1
-    {
+    match &out.queue_columns.iter().find(|(n, _)| *n == name).unwrap().1 {
         Column::U64(v) => v.clone(),
         _ => panic!("{name} is not u64"),
     }
@@ -45,27 +36,14 @@ fn queue_col(out: &sim::Output, name: &str) -> Vec<u64> {
 #[test]
 fn short_flows_reuse_pooled_slots() {
     let mut cfg = dumbbell(100, 50, 1.0, 60, vec![flow("cubic", 50)]);
-    cfg.tcp_sources
-        .push(web(Arrivals::Poisson { rate: 40.0 }, Direction::Forward));
+    cfg.tcp_sources.push(web(Arrivals::Poisson { rate: 40.0 }, Direction::Forward));
     let out = run(&cfg);
     let n = out.transfers.len();
     assert!(n > 2000, "{n} transfers");
-    assert!(
-        out.peak_flow_slots < n / 10,
-        "peak {} slots for {n} transfers",
-        out.peak_flow_slots
-    );
-    let early: Vec<_> = out
-        .transfers
-        .iter()
-        .filter(|t| t.start_ns < 40_000_000_000)
-        .collect();
+    assert!(out.peak_flow_slots < n / 10, "peak {} slots for {n} transfers", out.peak_flow_slots);
+    let early: Vec<_> = out.transfers.iter().filter(|t| t.start_ns < 40_000_000_000).collect();
     let done = early.iter().filter(|t| t.fct_ns.is_some()).count();
-    assert_eq!(
-        done,
-        early.len(),
-        "transfers started before 40 s all finish by 60 s"
-    );
+    assert_eq!(done, early.len(), "transfers started before 40 s all finish by 60 s");
     for t in &early {
         assert_eq!(t.delivered_bytes, t.size_bytes);
         // At least one RTT plus the transfer at line rate.
@@ -83,47 +61,24 @@ fn short_flows_reuse_pooled_slots() {
 #[test]
 fn sessions_alternate_transfers_and_idle_time() {
     let mut cfg = dumbbell(250, 40, 1.0, 120, vec![]);
-    let mut src = web(
-        Arrivals::Sessions {
-            sessions: 100,
-            off_mean_ns: 2_000_000_000,
-        },
-        Direction::Forward,
-    );
-    src.sizes = SizeDist::Pareto {
-        min: 1448.0 * 100.0 * 0.2 / 1.2,
-        shape: 1.2,
-    };
+    let mut src = web(Arrivals::Sessions { sessions: 100, off_mean_ns: 2_000_000_000 }, Direction::Forward);
+    src.sizes = SizeDist::Pareto { min: 1448.0 * 100.0 * 0.2 / 1.2, shape: 1.2 };
     cfg.tcp_sources.push(src);
     let out = run(&cfg);
     let mut gaps = Vec::new();
     for s in 0..100u32 {
-        let mut t: Vec<_> = out
-            .transfers
-            .iter()
-            .filter(|r| r.session == Some(s))
-            .collect();
+        let mut t: Vec<_> = out.transfers.iter().filter(|r| r.session == Some(s)).collect();
         t.sort_by_key(|r| r.start_ns);
         for w in t.windows(2) {
-            let end = w[0].start_ns
-                + w[0]
-                    .fct_ns
-                    .expect("a later transfer means this one finished");
-            assert!(
-                w[1].start_ns >= end,
-                "a session never overlaps its transfers"
-            );
+            let end = w[0].start_ns + w[0].fct_ns.expect("a later transfer means this one finished");
+            assert!(w[1].start_ns >= end, "a session never overlaps its transfers");
             gaps.push((w[1].start_ns - end) as f64 / 1e9);
         }
     }
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     // ~5000 exponential gaps: standard error 1.4 %.
     assert!(gaps.len() > 3000, "{} gaps", gaps.len());
-    assert!(
-        (mean / 2.0 - 1.0).abs() < 0.05,
-        "mean idle time {mean:.3} s over {} gaps",
-        gaps.len()
-    );
+    assert!((mean / 2.0 - 1.0).abs() < 0.05, "mean idle time {mean:.3} s over {} gaps", gaps.len());
 }
 
 /// A saturating reverse bulk flow queues the forward flow's ACKs behind its
@@ -143,14 +98,9 @@ fn reverse_bulk_flow_queues_acks() {
     let ack_delay_p50_ms = out.queue.reverse_delay.quantile(0.5).unwrap() / 1e6;
     let alone_ack_delay = alone.queue.reverse_delay.quantile(0.99).unwrap();
     println!("forward utilisation {u_alone:.3} alone, {u_both:.3} with reverse traffic; ACK queueing p50 {ack_delay_p50_ms:.2} ms");
-    assert_eq!(
-        alone_ack_delay, 0.0,
-        "without reverse traffic ACKs never wait"
-    );
+    assert_eq!(alone_ack_delay, 0.0, "without reverse traffic ACKs never wait");
     assert!(ack_delay_p50_ms > 1.0);
-    assert!(queue_col(&out, "reverse_backlog_pkts")
-        .iter()
-        .any(|&b| b > 10));
+    assert!(queue_col(&out, "reverse_backlog_pkts").iter().any(|&b| b > 10));
     assert!(u_both < u_alone - 0.02, "{u_both} vs {u_alone}");
     // The reverse flow's data are counted at the reverse link.
     assert!(out.flows[1].bottleneck_bytes > 0);
@@ -174,10 +124,7 @@ fn udp_sources_offer_their_rate() {
     let out = run(&cfg);
     for s in &out.sources {
         let offered = s.offered_bytes as f64 * 8.0 / 100.0;
-        println!(
-            "{}: offered {offered:.0} bit/s, delivered {}",
-            s.name, s.delivered_bytes
-        );
+        println!("{}: offered {offered:.0} bit/s, delivered {}", s.name, s.delivered_bytes);
         assert!((offered / 20e6 - 1.0).abs() < 0.01, "{}: {offered}", s.name);
         // Below capacity nothing is lost: all but the packets still queued arrive.
         assert!(
@@ -195,23 +142,11 @@ fn udp_sources_offer_their_rate() {
 #[test]
 fn background_traffic_is_deterministic() {
     let mut cfg = dumbbell(50, 40, 1.0, 20, vec![flow("cubic", 40)]);
-    cfg.tcp_sources
-        .push(web(Arrivals::Poisson { rate: 10.0 }, Direction::Both));
-    cfg.tcp_sources.push(web(
-        Arrivals::Sessions {
-            sessions: 20,
-            off_mean_ns: 1_000_000_000,
-        },
-        Direction::Forward,
-    ));
+    cfg.tcp_sources.push(web(Arrivals::Poisson { rate: 10.0 }, Direction::Both));
+    cfg.tcp_sources.push(web(Arrivals::Sessions { sessions: 20, off_mean_ns: 1_000_000_000 }, Direction::Forward));
     let a = run(&cfg);
     let b = run(&cfg);
-    let key = |o: &sim::Output| {
-        o.transfers
-            .iter()
-            .map(|t| (t.size_bytes, t.start_ns, t.fct_ns))
-            .collect::<Vec<_>>()
-    };
+    let key = |o: &sim::Output| o.transfers.iter().map(|t| (t.size_bytes, t.start_ns, t.fct_ns)).collect::<Vec<_>>();
     assert_eq!(key(&a), key(&b));
     assert_eq!(a.events, b.events);
     cfg.seed = 2;
@@ -220,12 +155,7 @@ fn background_traffic_is_deterministic() {
     let mut more = cfg.clone();
     more.seed = 1;
     let first_sizes = |o: &sim::Output| {
-        o.transfers
-            .iter()
-            .filter(|t| t.source == 0)
-            .map(|t| t.size_bytes)
-            .take(50)
-            .collect::<Vec<_>>()
+        o.transfers.iter().filter(|t| t.source == 0).map(|t| t.size_bytes).take(50).collect::<Vec<_>>()
     };
     more.udp_sources.push(UdpSource {
         name: "cbr".into(),

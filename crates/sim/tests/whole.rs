@@ -75,14 +75,17 @@ fn reno_follows_mathis_under_random_loss() {
         let goodput = f.goodput_bytes as f64 * 8.0 / secs as f64;
         let mathis = MSS as f64 * 8.0 / 0.1 * 1.22 / p.sqrt();
         let err = goodput / mathis - 1.0;
-        println!("p={p}: goodput {:.3} Mbit/s, Mathis {:.3} Mbit/s, error {:+.1}%, mean RTT {:.1} ms, timeouts {}",
-            goodput / 1e6, mathis / 1e6, err * 100.0, rtt * 1e3, f.timeouts);
+        println!(
+            "p={p}: goodput {:.3} Mbit/s, Mathis {:.3} Mbit/s, error {:+.1}%, mean RTT {:.1} ms, timeouts {}",
+            goodput / 1e6,
+            mathis / 1e6,
+            err * 100.0,
+            rtt * 1e3,
+            f.timeouts
+        );
         assert!(err.abs() <= 0.20, "p={p}: {:+.1}% from Mathis", err * 100.0);
         let measured_p = out.queue.random_drops as f64 / out.queue.arrivals as f64;
-        assert!(
-            (measured_p / p - 1.0).abs() < 0.1,
-            "measured loss {measured_p}"
-        );
+        assert!((measured_p / p - 1.0).abs() < 0.1, "measured loss {measured_p}");
     }
 }
 
@@ -97,10 +100,7 @@ fn conservation_holds_and_a_violation_is_detected() {
     let c = out.conservation;
     assert!(c.holds());
     assert!(c.dropped > 0 && c.in_flight + c.queued > 0, "{c:?}");
-    let broken = Conservation {
-        delivered: c.delivered - 1,
-        ..c
-    };
+    let broken = Conservation { delivered: c.delivered - 1, ..c };
     assert!(!broken.holds());
 }
 

@@ -63,7 +63,8 @@ impl AckAggregation {
         let epoch_us = delivered_mstamp_us.saturating_sub(self.epoch_mstamp_us);
         let mut expected_acked = (bw as u128 * epoch_us as u128 / BW_UNIT as u128) as u64;
         // ACKs slower than expected (or a very old epoch): start over.
-        if self.epoch_acked <= expected_acked || self.epoch_acked + rs.acked_sacked as u64 >= ACK_EPOCH_ACKED_RESET_THRESH
+        if self.epoch_acked <= expected_acked
+            || self.epoch_acked + rs.acked_sacked as u64 >= ACK_EPOCH_ACKED_RESET_THRESH
         {
             self.epoch_acked = 0;
             self.epoch_mstamp_us = delivered_mstamp_us;

@@ -49,9 +49,9 @@ mod startup;
 pub use probe_bw::Phase;
 
 use crate::bbr::{
-    bw_to_bps, mix_seed, rate_bytes_per_sec, AckAggregation, Mode, SplitMix64, BBR_SCALE, BBR_UNIT,
-    BW_SCALE, BW_UNIT, CWND_MIN_TARGET, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS, GSO_MAX_BYTES, PACING_MARGIN_PERCENT,
-    PACING_SHIFT, USEC_PER_MSEC,
+    bw_to_bps, mix_seed, rate_bytes_per_sec, AckAggregation, Mode, SplitMix64, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT,
+    CWND_MIN_TARGET, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS, GSO_MAX_BYTES, PACING_MARGIN_PERCENT, PACING_SHIFT,
+    USEC_PER_MSEC,
 };
 use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{CaEvent, CaState, CongestionControl, RateSample, Sock, MAX_METRICS};

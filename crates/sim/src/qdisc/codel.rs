@@ -183,11 +183,7 @@ fn enter(v: &mut CodelVars, p: &CodelParams, now: Time) {
     let delta = v.count.wrapping_sub(v.lastcount);
     // codel_time_before(now − drop_next, 16·interval) is a signed comparison.
     let since = now as i128 - v.drop_next as i128;
-    v.count = if delta > 1 && delta < u32::MAX / 2 && since < 16 * p.interval as i128 {
-        delta
-    } else {
-        1
-    };
+    v.count = if delta > 1 && delta < u32::MAX / 2 && since < 16 * p.interval as i128 { delta } else { 1 };
     v.lastcount = v.count;
     v.drop_next = control_law(now, p.interval, v.count);
 }
@@ -212,10 +208,7 @@ impl Codel {
             params: CodelParams::from(cfg),
             vars: CodelVars::default(),
             limit,
-            fifo: Fifo {
-                q: VecDeque::with_capacity(1024),
-                bytes: 0,
-            },
+            fifo: Fifo { q: VecDeque::with_capacity(1024), bytes: 0 },
             total_bytes: 0,
             total_pkts: 0,
             dropped: Vec::with_capacity(64),
@@ -246,14 +239,7 @@ impl Codel {
             total_bytes: &mut self.total_bytes,
             total_pkts: &mut self.total_pkts,
         };
-        codel_dequeue(
-            &mut self.vars,
-            &self.params,
-            now,
-            &mut self.fifo,
-            &mut s,
-            pkts,
-        )
+        codel_dequeue(&mut self.vars, &self.params, now, &mut self.fifo, &mut s, pkts)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -294,43 +280,20 @@ mod tests {
 
     #[test]
     fn reentry_restarts_at_delta() {
-        let p = CodelParams {
-            target: 5 * MS,
-            interval: 100 * MS,
-            mtu: 1514,
-            ecn: false,
-        };
+        let p = CodelParams { target: 5 * MS, interval: 100 * MS, mtu: 1514, ecn: false };
         // Left the dropping state with count 8, lastcount 1; re-enter 50 ms
         // after drop_next: count = 7, next drop 100/√7 = 37.8 ms later.
-        let mut v = CodelVars {
-            count: 8,
-            lastcount: 1,
-            dropping: false,
-            first_above_time: 0,
-            drop_next: 1000 * MS,
-        };
+        let mut v = CodelVars { count: 8, lastcount: 1, dropping: false, first_above_time: 0, drop_next: 1000 * MS };
         enter(&mut v, &p, 1050 * MS);
         assert_eq!(v.count, 7);
         assert_eq!(v.lastcount, 7);
         assert_eq!(v.drop_next - 1050 * MS, 37_796_447_300);
         // Beyond 16 intervals: back to 1.
-        let mut v = CodelVars {
-            count: 8,
-            lastcount: 1,
-            dropping: false,
-            first_above_time: 0,
-            drop_next: 1000 * MS,
-        };
+        let mut v = CodelVars { count: 8, lastcount: 1, dropping: false, first_above_time: 0, drop_next: 1000 * MS };
         enter(&mut v, &p, 1000 * MS + 1600 * MS);
         assert_eq!(v.count, 1);
         // delta of 1: back to 1.
-        let mut v = CodelVars {
-            count: 2,
-            lastcount: 1,
-            dropping: false,
-            first_above_time: 0,
-            drop_next: 1000 * MS,
-        };
+        let mut v = CodelVars { count: 2, lastcount: 1, dropping: false, first_above_time: 0, drop_next: 1000 * MS };
         enter(&mut v, &p, 1010 * MS);
         assert_eq!(v.count, 1);
     }
@@ -372,10 +335,7 @@ mod tests {
 
     #[test]
     fn ecn_marks_instead_of_dropping() {
-        let cfg = CodelConfig {
-            ecn: true,
-            ..CodelConfig::default()
-        };
+        let cfg = CodelConfig { ecn: true, ..CodelConfig::default() };
         let mut c = Codel::new(&cfg, QueueLimit::Packets(100_000));
         let mut pk = Pkts::new(100_000, 1500, true);
         for ms in 0..500u64 {

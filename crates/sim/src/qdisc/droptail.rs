@@ -15,11 +15,7 @@ pub struct DropTail {
 
 impl DropTail {
     pub fn new(limit: QueueLimit) -> DropTail {
-        DropTail {
-            limit,
-            q: VecDeque::with_capacity(1024),
-            bytes: 0,
-        }
+        DropTail { limit, q: VecDeque::with_capacity(1024), bytes: 0 }
     }
 
     /// Admits the packet, or returns false (tail drop) if it would exceed the limit.
@@ -69,10 +65,7 @@ mod tests {
         assert!(!q.enqueue(3, 600));
         assert!(q.enqueue(4, 500));
         assert_eq!(q.bytes(), 3000);
-        assert_eq!(
-            q.dequeue(|id| [0, 1500, 1000, 0, 500][id as usize]),
-            Some(1)
-        );
+        assert_eq!(q.dequeue(|id| [0, 1500, 1000, 0, 500][id as usize]), Some(1));
         assert_eq!(q.bytes(), 1500);
     }
 }

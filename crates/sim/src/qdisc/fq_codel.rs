@@ -72,10 +72,7 @@ impl FqCodel {
         let n = cfg.flows as usize;
         let flows = (0..n)
             .map(|_| Flow {
-                fifo: Fifo {
-                    q: VecDeque::with_capacity(16),
-                    bytes: 0,
-                },
+                fifo: Fifo { q: VecDeque::with_capacity(16), bytes: 0 },
                 vars: CodelVars::default(),
                 deficit: 0,
                 list: List::None,

@@ -127,12 +127,7 @@ pub struct CodelConfig {
 
 impl Default for CodelConfig {
     fn default() -> CodelConfig {
-        CodelConfig {
-            target_ns: 5_000_000,
-            interval_ns: 100_000_000,
-            ecn: false,
-            mtu_bytes: 1514,
-        }
+        CodelConfig { target_ns: 5_000_000, interval_ns: 100_000_000, ecn: false, mtu_bytes: 1514 }
     }
 }
 
@@ -274,15 +269,7 @@ const fn p(
     max: Option<f64>,
     doc: &'static str,
 ) -> QdiscParam {
-    QdiscParam {
-        name,
-        ty,
-        default,
-        min,
-        max,
-        choices: &[],
-        doc,
-    }
+    QdiscParam { name, ty, default, min, max, choices: &[], doc }
 }
 
 use DefaultValue as D;
@@ -380,12 +367,7 @@ struct Args<'a> {
 
 impl Args<'_> {
     fn raw(&self, name: &str) -> Result<(ParamValue, &QdiscParam), String> {
-        let spec = self
-            .info
-            .params
-            .iter()
-            .find(|q| q.name == name)
-            .expect("parameter missing from catalogue");
+        let spec = self.info.params.iter().find(|q| q.name == name).expect("parameter missing from catalogue");
         let v = match self.given.iter().find(|(k, _)| k == name) {
             Some((_, v)) => v.clone(),
             None => match spec.default {
@@ -435,10 +417,7 @@ impl Args<'_> {
         let (v, spec) = self.raw(name)?;
         match v {
             ParamValue::Str(s) if spec.choices.contains(&s.as_str()) => Ok(s),
-            v => Err(format!(
-                "{name}: expected one of {:?}, got {v}",
-                spec.choices
-            )),
+            v => Err(format!("{name}: expected one of {:?}, got {v}", spec.choices)),
         }
     }
 }
@@ -449,10 +428,7 @@ impl QdiscConfig {
     pub fn from_params(kind: &str, given: &[(String, ParamValue)]) -> Result<QdiscConfig, String> {
         let cat = catalogue();
         let info = cat.iter().find(|i| i.name == kind).ok_or_else(|| {
-            format!(
-                "unknown qdisc {kind:?} (known: {})",
-                cat.iter().map(|i| i.name).collect::<Vec<_>>().join(", ")
-            )
+            format!("unknown qdisc {kind:?} (known: {})", cat.iter().map(|i| i.name).collect::<Vec<_>>().join(", "))
         })?;
         for (k, _) in given {
             if !info.params.iter().any(|q| q.name == k) {
@@ -472,19 +448,12 @@ impl QdiscConfig {
                     ecn: a.b("ecn")?,
                     harddrop: a.b("harddrop")?,
                     adaptive: a.b("adaptive")?,
-                    mode: if a.s("mode")? == "bytes" {
-                        RedMode::Bytes
-                    } else {
-                        RedMode::Packets
-                    },
+                    mode: if a.s("mode")? == "bytes" { RedMode::Bytes } else { RedMode::Packets },
                     avpkt_bytes: a.u("avpkt_bytes")?,
                     mtu_bytes: a.u("mtu_bytes")?,
                 };
                 if c.max_th <= c.min_th {
-                    return Err(format!(
-                        "red: max_th ({}) must exceed min_th ({})",
-                        c.max_th, c.min_th
-                    ));
+                    return Err(format!("red: max_th ({}) must exceed min_th ({})", c.max_th, c.min_th));
                 }
                 QdiscConfig::Red(c)
             }
@@ -560,9 +529,7 @@ impl Qdisc {
             QdiscConfig::Red(c) => Qdisc::Red(Box::new(Red::new(c.clone(), limit, rate_bps, rng))),
             QdiscConfig::Codel(c) => Qdisc::Codel(Box::new(Codel::new(c, limit))),
             QdiscConfig::Pie(c) => Qdisc::Pie(Box::new(Pie::new(c.clone(), limit, rng))),
-            QdiscConfig::FqCodel(c) => {
-                Qdisc::FqCodel(Box::new(FqCodel::new(c.clone(), limit, seed)))
-            }
+            QdiscConfig::FqCodel(c) => Qdisc::FqCodel(Box::new(FqCodel::new(c.clone(), limit, seed))),
             QdiscConfig::Xcp(c) => Qdisc::Xcp(Box::new(XcpPort::new(*c, limit, rate_bps))),
         }
     }
@@ -708,13 +675,7 @@ pub(crate) mod testkit {
 
     impl Pkts {
         pub fn new(n: usize, len: u32, ect: bool) -> Pkts {
-            Pkts {
-                len: vec![len; n],
-                enq: vec![0; n],
-                ect: vec![ect; n],
-                ce: vec![false; n],
-                key: vec![0; n],
-            }
+            Pkts { len: vec![len; n], enq: vec![0; n], ect: vec![ect; n], ce: vec![false; n], key: vec![0; n] }
         }
     }
 
@@ -743,48 +704,23 @@ mod tests {
 
     #[test]
     fn parse_defaults_and_errors() {
-        assert_eq!(
-            QdiscConfig::from_params("red", &[]).unwrap(),
-            QdiscConfig::Red(RedConfig::default())
-        );
-        assert_eq!(
-            QdiscConfig::from_params("codel", &[]).unwrap(),
-            QdiscConfig::Codel(CodelConfig::default())
-        );
-        assert_eq!(
-            QdiscConfig::from_params("pie", &[]).unwrap(),
-            QdiscConfig::Pie(PieConfig::default())
-        );
-        assert_eq!(
-            QdiscConfig::from_params("fq_codel", &[]).unwrap(),
-            QdiscConfig::FqCodel(FqCodelConfig::default())
-        );
-        let e =
-            |k: &str, v: ParamValue| QdiscConfig::from_params("red", &[(k.into(), v)]).unwrap_err();
+        assert_eq!(QdiscConfig::from_params("red", &[]).unwrap(), QdiscConfig::Red(RedConfig::default()));
+        assert_eq!(QdiscConfig::from_params("codel", &[]).unwrap(), QdiscConfig::Codel(CodelConfig::default()));
+        assert_eq!(QdiscConfig::from_params("pie", &[]).unwrap(), QdiscConfig::Pie(PieConfig::default()));
+        assert_eq!(QdiscConfig::from_params("fq_codel", &[]).unwrap(), QdiscConfig::FqCodel(FqCodelConfig::default()));
+        let e = |k: &str, v: ParamValue| QdiscConfig::from_params("red", &[(k.into(), v)]).unwrap_err();
         assert!(e("max_p", ParamValue::Float(1.5)).contains("outside"));
         assert!(e("gentle", ParamValue::Int(1)).contains("expected bool"));
         assert!(e("bogus", ParamValue::Int(1)).contains("unknown parameter"));
         assert!(e("mode", ParamValue::Str("frames".into())).contains("expected one of"));
         assert!(e("min_th", ParamValue::Float(20.0)).contains("must exceed"));
-        assert!(QdiscConfig::from_params("blue", &[])
-            .unwrap_err()
-            .contains("unknown qdisc"));
+        assert!(QdiscConfig::from_params("blue", &[]).unwrap_err().contains("unknown qdisc"));
         let c = QdiscConfig::from_params(
             "codel",
-            &[
-                ("target_ns".into(), ParamValue::Int(2_000_000)),
-                ("ecn".into(), ParamValue::Bool(true)),
-            ],
+            &[("target_ns".into(), ParamValue::Int(2_000_000)), ("ecn".into(), ParamValue::Bool(true))],
         )
         .unwrap();
-        assert_eq!(
-            c,
-            QdiscConfig::Codel(CodelConfig {
-                target_ns: 2_000_000,
-                ecn: true,
-                ..CodelConfig::default()
-            })
-        );
+        assert_eq!(c, QdiscConfig::Codel(CodelConfig { target_ns: 2_000_000, ecn: true, ..CodelConfig::default() }));
     }
 
     #[test]

@@ -87,8 +87,7 @@ impl Pie {
             }
         }
         let s = |t: Time| t as f64 / PS_PER_S as f64;
-        let mut delta =
-            alpha * (s(qdelay) - s(self.target)) + beta * (s(qdelay) - s(self.qdelay_old));
+        let mut delta = alpha * (s(qdelay) - s(self.target)) + beta * (s(qdelay) - s(self.qdelay_old));
         // RFC 8033 §4.2: cap large increases once p ≥ 10 %.
         if delta > 0.02 && self.prob >= 0.1 {
             delta = 0.02;
@@ -180,11 +179,7 @@ impl Pie {
         self.catch_up(now);
         let id = self.q.pop_front()?;
         self.bytes -= pkts.wire_len(id) as u64;
-        self.qdelay = if self.q.is_empty() {
-            0
-        } else {
-            now - pkts.enqueued_at(id)
-        };
+        self.qdelay = if self.q.is_empty() { 0 } else { now - pkts.enqueued_at(id) };
         Some(id)
     }
 
@@ -208,11 +203,7 @@ mod tests {
     const MS: Time = 1_000_000_000;
 
     fn pie(prob: f64, qdelay_ms: u64, old_ms: u64) -> Pie {
-        let mut p = Pie::new(
-            PieConfig::default(),
-            QueueLimit::Packets(1000),
-            Rng::new(1, 0),
-        );
+        let mut p = Pie::new(PieConfig::default(), QueueLimit::Packets(1000), Rng::new(1, 0));
         p.prob = prob;
         p.qdelay = qdelay_ms * MS;
         p.qdelay_old = old_ms * MS;
@@ -243,11 +234,7 @@ mod tests {
         let mut p = pie(0.1, 0, 0);
         p.q.clear();
         p.calculate_probability();
-        assert!(
-            (p.prob - 0.098125 * 63.0 / 64.0).abs() < 1e-12,
-            "{}",
-            p.prob
-        );
+        assert!((p.prob - 0.098125 * 63.0 / 64.0).abs() < 1e-12, "{}", p.prob);
     }
 
     #[test]

@@ -223,13 +223,7 @@ mod tests {
     use super::*;
 
     fn red(gentle: bool) -> Red {
-        let cfg = RedConfig {
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            gentle,
-            ..RedConfig::default()
-        };
+        let cfg = RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, gentle, ..RedConfig::default() };
         Red::new(cfg, QueueLimit::Packets(1000), 100_000_000, Rng::new(1, 0))
     }
 

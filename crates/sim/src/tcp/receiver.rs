@@ -86,11 +86,7 @@ impl Receiver {
         let mut out = std::mem::take(&mut self.out);
         ooo.clear();
         out.clear();
-        *self = Receiver {
-            ooo,
-            out,
-            ..Receiver::new(id, mss, ack_bytes, total_bytes)
-        };
+        *self = Receiver { ooo, out, ..Receiver::new(id, mss, ack_bytes, total_bytes) };
     }
 
     /// In-order bytes delivered to the application.
@@ -264,10 +260,7 @@ mod tests {
             t += PS_PER_MS;
             r.on_data(t, &data(k));
         }
-        assert_eq!(
-            r.acks_sent, 16,
-            "quick-ACK mode acknowledges each of the first 16 segments"
-        );
+        assert_eq!(r.acks_sent, 16, "quick-ACK mode acknowledges each of the first 16 segments");
         for k in 16..26 {
             t += PS_PER_MS;
             r.on_data(t, &data(k));

@@ -27,14 +27,7 @@ pub struct RttEstimator {
 
 impl Default for RttEstimator {
     fn default() -> Self {
-        RttEstimator {
-            srtt8: 0,
-            mdev4: 0,
-            mdev_max: 0,
-            rttvar: 0,
-            rtt_seq: 0,
-            rto_us: RTO_INIT_US,
-        }
+        RttEstimator { srtt8: 0, mdev4: 0, mdev_max: 0, rttvar: 0, rtt_seq: 0, rto_us: RTO_INIT_US }
     }
 }
 
@@ -105,10 +98,7 @@ mod tests {
         let mut e = RttEstimator::default();
         assert_eq!(e.rto_us(), 1_000_000);
         e.sample(100_000, 1, 2);
-        assert_eq!(
-            (e.srtt_us(), e.rttvar_us(), e.rto_us()),
-            (100_000, 200_000, 300_000)
-        );
+        assert_eq!((e.srtt_us(), e.rttvar_us(), e.rto_us()), (100_000, 200_000, 300_000));
         e.sample(120_000, 3, 4);
         assert_eq!(e.srtt_us(), 102_500);
         assert_eq!(e.rto_us(), 302_500);

@@ -43,9 +43,7 @@ use super::rtt::{RttEstimator, RTO_MAX_US};
 use crate::event::{Time, PS_PER_NS, PS_PER_S, PS_PER_US};
 use crate::hist::Histogram;
 use crate::packet::{Packet, MAX_SACK};
-use cc::{
-    AckSample, AnyCc, CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH,
-};
+use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH};
 
 /// What the application offers the socket.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -353,8 +351,7 @@ impl Sender {
             App::Bulk => u64::MAX,
             App::Fixed { .. } => self.total_segs.unwrap_or(0),
             App::Rate { bps } => {
-                let bytes =
-                    (bps as u128 * (now - self.start) as u128 / 8 / PS_PER_S as u128) as u64;
+                let bytes = (bps as u128 * (now - self.start) as u128 / 8 / PS_PER_S as u128) as u64;
                 bytes / self.cfg.mss as u64
             }
         };
@@ -443,13 +440,8 @@ impl Sender {
         let mut cwnd_limited = false;
         loop {
             // NewReno retransmits the hole at once, whatever the window (RFC 6582 §3.2).
-            let forced =
-                self.cfg.recovery == Recovery::NewReno && self.tp.ca_state == CaState::Recovery;
-            let lost = if forced || self.window_used() < self.tp.snd_cwnd {
-                self.next_lost()
-            } else {
-                None
-            };
+            let forced = self.cfg.recovery == Recovery::NewReno && self.tp.ca_state == CaState::Recovery;
+            let lost = if forced || self.window_used() < self.tp.snd_cwnd { self.next_lost() } else { None };
             let (k, is_rtx) = match lost {
                 Some(k) => (k, true),
                 None => {
@@ -509,8 +501,7 @@ impl Sender {
         if self.tp.packets_out == 0 {
             // Linux tcp_event_data_sent → CA_EVENT_TX_START after idle.
             let idle_us = (now - self.last_send) / PS_PER_US;
-            self.cc
-                .cwnd_event(&mut self.tp, CaEvent::TxStart { idle_us });
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart { idle_us });
             // Rate sampler: a new flight starts (tcp_rate_skb_sent).
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -523,19 +514,12 @@ impl Sender {
             lost: self.tp.lost,
             delivered_ce: self.tp.delivered_ce,
             in_flight: self.tp.packets_in_flight() + 1,
-            flags: if self.tp.app_limited != 0 {
-                APP_LIMITED
-            } else {
-                0
-            },
+            flags: if self.tp.app_limited != 0 { APP_LIMITED } else { 0 },
         };
         if is_rtx {
             let s = self.seg_mut(k);
             let keep = s.flags & (LOST | SACKED);
-            *s = Seg {
-                flags: stamp.flags | keep | RETRANS | EVER_RETRANS,
-                ..stamp
-            };
+            *s = Seg { flags: stamp.flags | keep | RETRANS | EVER_RETRANS, ..stamp };
             self.tp.retrans_out += 1;
             if self.cfg.recovery == Recovery::Prr {
                 self.rtx_sent.push_back((k, now));
@@ -610,10 +594,7 @@ impl Sender {
             return;
         }
         let rtt = now - s.tx_time;
-        if s.flags & EVER_RETRANS != 0
-            && self.tp.min_rtt_us != u64::MAX
-            && rtt < self.tp.min_rtt_us * PS_PER_US
-        {
+        if s.flags & EVER_RETRANS != 0 && self.tp.min_rtt_us != u64::MAX && rtt < self.tp.min_rtt_us * PS_PER_US {
             return;
         }
         self.rack_advanced = true;
@@ -628,10 +609,7 @@ impl Sender {
     /// paths never reorder (Linux's `reord_seen` stays 0), so it is zero in
     /// recovery or once three segments are SACKed, else min(min_rtt/4, srtt).
     fn rack_reo_wnd(&self) -> Time {
-        if self.tp.ca_state >= CaState::Recovery
-            || self.tp.sacked_out >= 3
-            || self.tp.min_rtt_us == u64::MAX
-        {
+        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= 3 || self.tp.min_rtt_us == u64::MAX {
             return 0;
         }
         (self.tp.min_rtt_us / 4).min(self.tp.srtt_us) * PS_PER_US
@@ -659,8 +637,7 @@ impl Sender {
                 s.flags & RETRANS != 0 && s.tx_time == tx
             };
             if in_flight {
-                let sent_before =
-                    tx < self.rack_xmit || (tx == self.rack_xmit && k < self.rack_end);
+                let sent_before = tx < self.rack_xmit || (tx == self.rack_xmit && k < self.rack_end);
                 if !sent_before || now < tx + self.rack_rtt + reo_wnd {
                     break;
                 }
@@ -686,11 +663,7 @@ impl Sender {
         let prior_in_flight = self.tp.packets_in_flight();
         let prior_sacked = self.tp.sacked_out;
         let prior_una = self.una;
-        let mut rs = RateSample {
-            prior_in_flight,
-            rtt_us: -1,
-            ..RateSample::default()
-        };
+        let mut rs = RateSample { prior_in_flight, rtt_us: -1, ..RateSample::default() };
         let mut newest: Option<Time> = None;
         // Karn: RTT from the newest newly delivered segment never retransmitted.
         let mut rtt_from: Option<Time> = None;
@@ -827,11 +800,7 @@ impl Sender {
                 && self.tp.ca_state == CaState::Recovery
                 && self.una < self.high_seq;
             if !partial || !self.partial_acked {
-                self.timers[T_RTO] = if self.tp.packets_out > 0 {
-                    now + self.rto_ps()
-                } else {
-                    0
-                };
+                self.timers[T_RTO] = if self.tp.packets_out > 0 { now + self.rto_ps() } else { 0 };
             }
             self.partial_acked |= partial;
         }
@@ -1097,8 +1066,7 @@ impl Sender {
         let delta = ssthresh - in_flight;
         let mut sndcnt: i64 = if delta < 0 {
             // Proportional part: send ssthresh/RecoverFS per packet delivered.
-            let dividend =
-                ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            let dividend = ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
             (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
         } else {
             // Slow-start reduction bound.
@@ -1179,8 +1147,7 @@ impl Sender {
         }
         self.set_now(now);
         self.stats.timeouts += 1;
-        let first =
-            self.tp.ca_state != CaState::Loss || self.una >= self.high_seq || self.backoff == 0;
+        let first = self.tp.ca_state != CaState::Loss || self.una >= self.high_seq || self.backoff == 0;
         if first {
             self.tp.prior_ssthresh = self.tp.snd_ssthresh;
             self.tp.prior_cwnd = self.tp.snd_cwnd;
@@ -1225,15 +1192,9 @@ impl Sender {
         if tp.srtt_us == 0 {
             return;
         }
-        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 {
-            200
-        } else {
-            120
-        };
+        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
         let w = tp.snd_cwnd.max(tp.packets_out) as u64;
-        tp.pacing_rate = (tp.mss as u128 * w as u128 * ratio as u128 * 1_000_000
-            / 100
-            / tp.srtt_us as u128) as u64;
+        tp.pacing_rate = (tp.mss as u128 * w as u128 * ratio as u128 * 1_000_000 / 100 / tp.srtt_us as u128) as u64;
     }
 
     /// Timer expiry dispatch for the sender's slots.
@@ -1413,15 +1374,9 @@ mod tests {
                 assert_eq!(s.tp.snd_ssthresh, 10);
             }
         }
-        assert!(
-            retransmitted,
-            "the lost segment is retransmitted on entering recovery"
-        );
+        assert!(retransmitted, "the lost segment is retransmitted on entering recovery");
         // 19 delivered during recovery at ssthresh/RecoverFS = 1/2 → about 9 sent.
-        assert!(
-            (8..=10).contains(&new_during_recovery),
-            "sent {new_during_recovery} during recovery"
-        );
+        assert!((8..=10).contains(&new_during_recovery), "sent {new_during_recovery} during recovery");
         // The retransmission arrives: the ACK covers the recovery point (the
         // data sent before recovery); what PRR released is still in flight.
         t += PS_PER_MS;
@@ -1430,11 +1385,7 @@ mod tests {
         s.on_ack(t, &ack(cum, &[]));
         assert_eq!(s.tp.ca_state, CaState::Open);
         assert_eq!(s.tp.snd_cwnd, 10, "cwnd = ssthresh at the end of recovery");
-        assert!(
-            s.tp.packets_in_flight() <= 10,
-            "in flight {}",
-            s.tp.packets_in_flight()
-        );
+        assert!(s.tp.packets_in_flight() <= 10, "in flight {}", s.tp.packets_in_flight());
     }
 
     // tcp-core.md TV-C5 (window arithmetic of Reno/NewReno fast recovery):
@@ -1462,11 +1413,7 @@ mod tests {
             }
         }
         assert_eq!(s.tp.snd_cwnd, 59);
-        assert_eq!(
-            new_sent,
-            (40..59).collect::<Vec<u64>>(),
-            "one new segment per dupACK 21..39"
-        );
+        assert_eq!(new_sent, (40..59).collect::<Vec<u64>>(), "one new segment per dupACK 21..39");
         t += PS_PER_MS;
         s.on_ack(t, &ack(40, &[]));
         assert_eq!(s.tp.ca_state, CaState::Open);
@@ -1496,11 +1443,7 @@ mod tests {
         assert_eq!(s.tp.snd_cwnd, 22);
         t += PS_PER_MS;
         s.on_ack(t, &ack(4, &[]));
-        assert_eq!(
-            sent(&mut s),
-            vec![(4, true)],
-            "partial ACK retransmits the next hole"
-        );
+        assert_eq!(sent(&mut s), vec![(4, true)], "partial ACK retransmits the next hole");
         assert_eq!(s.tp.snd_cwnd, 19, "22 − 4 acknowledged + 1");
         t += PS_PER_MS;
         s.on_ack(t, &ack(16, &[]));
@@ -1521,16 +1464,9 @@ mod tests {
         assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (20, 1));
         assert_eq!(s.tp.ca_state, CaState::Loss);
         assert_eq!(sent(&mut s), vec![(0, true)]);
-        assert_eq!(
-            s.timers[T_RTO],
-            first + 2_000 * PS_PER_MS,
-            "backed off to 2 s"
-        );
+        assert_eq!(s.timers[T_RTO], first + 2_000 * PS_PER_MS, "backed off to 2 s");
         s.on_rto(s.timers[T_RTO]);
-        assert_eq!(
-            s.tp.snd_ssthresh, 20,
-            "a repeated timeout does not reduce ssthresh again"
-        );
+        assert_eq!(s.tp.snd_ssthresh, 20, "a repeated timeout does not reduce ssthresh again");
         assert_eq!(s.stats.timeouts, 2);
     }
 
@@ -1559,10 +1495,7 @@ mod tests {
                 }
             }
             if k >= 3 {
-                assert_eq!(
-                    s.tp.retrans_out, 1,
-                    "the retransmission is still in flight after {k} SACKs"
-                );
+                assert_eq!(s.tp.retrans_out, 1, "the retransmission is still in flight after {k} SACKs");
             }
         }
         assert_eq!(s.stats.retrans_pkts, 1);
@@ -1574,17 +1507,10 @@ mod tests {
         assert_eq!(s.tp.retrans_out, 1);
         // The first segment sent after it (PRR releases segment 12 at 104
         // ms) is SACKed an RTT later: the retransmission is lost again.
-        let &(first, t1) = new_segs
-            .iter()
-            .find(|&&(_, t)| t > 102 * PS_PER_MS)
-            .unwrap();
+        let &(first, t1) = new_segs.iter().find(|&&(_, t)| t > 102 * PS_PER_MS).unwrap();
         assert_eq!((first, t1), (12, 104 * PS_PER_MS));
         s.on_ack(t1 + 100 * PS_PER_MS, &ack(0, &[(1, first + 1)]));
-        assert_eq!(
-            sent(&mut s).first(),
-            Some(&(0, true)),
-            "segment 0 sent a third time"
-        );
+        assert_eq!(sent(&mut s).first(), Some(&(0, true)), "segment 0 sent a third time");
         assert_eq!(s.stats.retrans_pkts, 2);
         assert_eq!(s.tp.retrans_out, 1);
         assert_eq!(s.tp.lost, 2, "the original and the first retransmission");
@@ -1599,11 +1525,7 @@ mod tests {
         sent(&mut s);
         // All 10 sent at t = 0; ACK of all at 100 ms: delivered 10 over 100 ms.
         s.on_ack(100 * PS_PER_MS, &ack(10, &[]));
-        assert_eq!(
-            s.delivery_rate(),
-            10 * 1000 * 10,
-            "10 packets of 1000 B in 0.1 s"
-        );
+        assert_eq!(s.delivery_rate(), 10 * 1000 * 10, "10 packets of 1000 B in 0.1 s");
     }
 
     /// Sends segments 0..10 at t = 0, then (with the connection state set to
@@ -1674,20 +1596,14 @@ mod tests {
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = 10;
         s.start(0);
-        assert_eq!(
-            s.tp.app_limited, 1,
-            "nothing to send at t = 0: marked (at least 1)"
-        );
+        assert_eq!(s.tp.app_limited, 1, "nothing to send at t = 0: marked (at least 1)");
         for ms in 1..=5 {
             s.on_timer(ms * PS_PER_MS, T_APP);
         }
         assert_eq!(sent(&mut s).len(), 5);
         assert_eq!(s.tp.app_limited, 5, "delivered 0 + 5 in flight");
         for k in 0..5 {
-            assert!(
-                s.seg(k).flags & APP_LIMITED != 0,
-                "segment {k} sent app-limited"
-            );
+            assert!(s.seg(k).flags & APP_LIMITED != 0, "segment {k} sent app-limited");
         }
         // Say the last recorded rate is 10 packets per 100 ms. The ACK of
         // segments 0..5 at 45 ms gives an app-limited sample of 5 packets
@@ -1698,10 +1614,7 @@ mod tests {
         s.on_ack(45 * PS_PER_MS, &ack(5, &[]));
         assert!(s.rate_app_limited);
         assert_eq!(s.rate_delivered, 5);
-        assert_eq!(
-            s.tp.app_limited, 5,
-            "delivered (5) has not passed the bubble (5)"
-        );
+        assert_eq!(s.tp.app_limited, 5, "delivered (5) has not passed the bubble (5)");
         // The application has 45 segments by now: cwnd-limited sends, still
         // inside the bubble, so marked; being cwnd-limited does not re-mark.
         let burst = sent(&mut s);

@@ -56,47 +56,32 @@ pub fn measure_with(
     // least 1 Gbit/s, so that bursts (of a small window, or released when
     // recovery ends) do not queue either, Mbit/s.
     let fast_pkts = (rwnd_pkts as f64).max(8.0 * w_size);
-    let rate_mbps =
-        ((2.0 * fast_pkts * (MSS + HDR) as f64 * 8.0 / rtt / 1e6).ceil() as u64).max(1000);
+    let rate_mbps = ((2.0 * fast_pkts * (MSS + HDR) as f64 * 8.0 / rtt / 1e6).ceil() as u64).max(1000);
     // Loss events per second at the expected window.
     let loss_rate = p * w_size / rtt;
     let measure_s = losses / loss_rate;
     // Under periodic loss the window approaches its sawtooth geometrically
     // after the slow-start overshoot.
-    let warm_cycles = if loss == Loss::Periodic {
-        warm_cycles / loss_rate
-    } else {
-        0.0
-    };
+    let warm_cycles = if loss == Loss::Periodic { warm_cycles / loss_rate } else { 0.0 };
     let warm_s = (0.2 * measure_s).max(20.0 * rtt).max(10.0).max(warm_cycles);
     let secs = (warm_s + measure_s).ceil() as u64;
 
     let mut f = flow(cc, rtt_ms);
-    f.params = params
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
+    f.params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     f.rwnd_bytes = Some(rwnd_pkts * MSS as u64);
     let mut cfg = dumbbell(rate_mbps, rtt_ms, 1.0, secs, vec![f]);
     cfg.bottleneck.limit = QueueLimit::Packets(100_000_000);
     cfg.reverse.limit = QueueLimit::Packets(100_000_000);
     match loss {
         Loss::Random => cfg.bottleneck.loss = p,
-        Loss::Periodic => {
-            cfg.bottleneck.loss_model = Some(LossModel::Periodic {
-                period: (1.0 / p).round() as u64,
-            })
-        }
+        Loss::Periodic => cfg.bottleneck.loss_model = Some(LossModel::Periodic { period: (1.0 / p).round() as u64 }),
     }
     cfg.seed = 11;
     let out = run(&cfg);
 
-    let (Column::U64(t), Column::U32(cwnd), Column::U64(delivered), Column::U64(retrans)) = (
-        col(&out, "t_ns"),
-        col(&out, "cwnd_pkts"),
-        col(&out, "delivered_bytes"),
-        col(&out, "retrans"),
-    ) else {
+    let (Column::U64(t), Column::U32(cwnd), Column::U64(delivered), Column::U64(retrans)) =
+        (col(&out, "t_ns"), col(&out, "cwnd_pkts"), col(&out, "delivered_bytes"), col(&out, "retrans"))
+    else {
         panic!("unexpected column types")
     };
     // Start after the slow-start peak, once cwnd is back near the expected
@@ -115,40 +100,24 @@ pub fn measure_with(
         // cycle's peak, to the sample before the sample just after the last
         // loss (the cycle is deterministic, so a partial cycle or the decay
         // of the slow-start overshoot would bias the mean).
-        let after_loss: Vec<usize> = (first..t.len())
-            .filter(|&i| retrans[i] > retrans[i - 1])
-            .collect();
+        let after_loss: Vec<usize> = (first..t.len()).filter(|&i| retrans[i] > retrans[i - 1]).collect();
         let n = after_loss.len();
         assert!(n >= 3, "{cc}: only {n} losses after the warm-up");
-        let peak_of =
-            |k: usize| *cwnd[after_loss[k]..after_loss[k + 1]].iter().max().unwrap() as f64;
+        let peak_of = |k: usize| *cwnd[after_loss[k]..after_loss[k + 1]].iter().max().unwrap() as f64;
         let final_peak = peak_of(n - 2);
-        let settled = (0..n - 1)
-            .find(|&k| peak_of(k) <= 1.02 * final_peak)
-            .unwrap();
+        let settled = (0..n - 1).find(|&k| peak_of(k) <= 1.02 * final_peak).unwrap();
         first = after_loss[settled];
         last = after_loss[n - 1] - 1;
     }
     let span = (t[last] - t[first - 1]) as f64 / 1e9;
     let measured = if loss == Loss::Periodic { 0.5 } else { 0.75 } * measure_s;
-    assert!(
-        span >= measured,
-        "{cc}: warm-up took {:.0} s of {secs} s",
-        t[first] as f64 / 1e9
-    );
+    assert!(span >= measured, "{cc}: warm-up took {:.0} s of {secs} s", t[first] as f64 / 1e9);
     let samples = &cwnd[first..=last];
     let mean_cwnd = samples.iter().map(|&c| c as f64).sum::<f64>() / samples.len() as f64;
     // Standard error by batch means (10 consecutive batches).
     let k = samples.len() / 10;
-    let batches: Vec<f64> = (0..10)
-        .map(|j| {
-            samples[j * k..(j + 1) * k]
-                .iter()
-                .map(|&c| c as f64)
-                .sum::<f64>()
-                / k as f64
-        })
-        .collect();
+    let batches: Vec<f64> =
+        (0..10).map(|j| samples[j * k..(j + 1) * k].iter().map(|&c| c as f64).sum::<f64>() / k as f64).collect();
     let var = batches.iter().map(|b| (b - mean_cwnd).powi(2)).sum::<f64>() / 9.0;
     let std_err = (var / 10.0).sqrt();
     let goodput_pps = (delivered[last] - delivered[first - 1]) as f64 / MSS as f64 / span;
@@ -162,38 +131,16 @@ pub fn measure_with(
     };
     // The receive window must not have limited the measured period, the
     // buffer never dropped, and the link never held a queue worth noticing.
-    assert!(
-        (m.max_cwnd as u64) < rwnd_pkts,
-        "{cc}: cwnd {} reached the receive window {rwnd_pkts}",
-        m.max_cwnd
-    );
-    assert_eq!(
-        out.queue.drops, out.queue.random_drops,
-        "{cc}: buffer drops"
-    );
-    let qcol = |name: &str| {
-        &out.queue_columns
-            .iter()
-            .find(|(n, _)| *n == name)
-            .unwrap()
-            .1
-    };
+    assert!((m.max_cwnd as u64) < rwnd_pkts, "{cc}: cwnd {} reached the receive window {rwnd_pkts}", m.max_cwnd);
+    assert_eq!(out.queue.drops, out.queue.random_drops, "{cc}: buffer drops");
+    let qcol = |name: &str| &out.queue_columns.iter().find(|(n, _)| *n == name).unwrap().1;
     let (Column::U64(qt), Column::U64(backlog)) = (qcol("t_ns"), qcol("backlog_bytes")) else {
         panic!("unexpected queue column types")
     };
     let t_first = t[first];
-    let max_backlog = qt
-        .iter()
-        .zip(backlog)
-        .filter(|(&x, _)| x >= t_first)
-        .map(|(_, &b)| b)
-        .max()
-        .unwrap_or(0);
+    let max_backlog = qt.iter().zip(backlog).filter(|(&x, _)| x >= t_first).map(|(_, &b)| b).max().unwrap_or(0);
     let max_queue_ms = max_backlog as f64 * 8.0 / (rate_mbps as f64 * 1e6) * 1e3;
-    assert!(
-        max_queue_ms < 0.02 * rtt_ms as f64,
-        "{cc}: queueing delay up to {max_queue_ms:.2} ms"
-    );
+    assert!(max_queue_ms < 0.02 * rtt_ms as f64, "{cc}: queueing delay up to {max_queue_ms:.2} ms");
     m
 }
 
@@ -218,15 +165,7 @@ pub struct Case<'a> {
 }
 
 impl<'a> Case<'a> {
-    pub fn new(
-        label: &'a str,
-        cc: &'a str,
-        loss: Loss,
-        p: f64,
-        rtt_ms: u64,
-        w_formula: f64,
-        losses: f64,
-    ) -> Case<'a> {
+    pub fn new(label: &'a str, cc: &'a str, loss: Loss, p: f64, rtt_ms: u64, w_formula: f64, losses: f64) -> Case<'a> {
         // Periodic loss never leaves a long loss-free interval, so the
         // sawtooth peaks at 4/3 w (Reno) or within 1.4 w (the others); in
         // recovery the sender runs up to a window past the hole, so a
@@ -321,11 +260,7 @@ impl<'a> Case<'a> {
 /// shows every number).
 pub fn check_all(what: &str, errors: &[(f64, f64)], tol: f64) {
     for &(p, e) in errors {
-        assert!(
-            e.abs() <= tol,
-            "{what} at p = {p:e}: {:+.1}% from the response function",
-            e * 100.0
-        );
+        assert!(e.abs() <= tol, "{what} at p = {p:e}: {:+.1}% from the response function", e * 100.0);
     }
 }
 
