@@ -59,6 +59,13 @@ fn main() {
         .nth(1)
         .map(|v| v.parse().expect("--repeat takes a number"))
         .unwrap_or(3);
+    // `--only NAME,...`: run just the scenarios whose label starts with one of
+    // these (e.g. `--only a,b` for the two base scenarios, for callgrind).
+    let only: Vec<String> = std::env::args()
+        .skip_while(|a| a != "--only")
+        .nth(1)
+        .map(|v| v.split(',').map(|x| format!("{x}:")).collect())
+        .unwrap_or_default();
     let with_qdisc = |kind: &str| {
         let mut c = scenario(10, 1_000_000_000, 100, 20, true);
         // RED's default thresholds (5/15 packets) would starve a 1 Gbit/s,
@@ -103,7 +110,7 @@ fn main() {
             .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),
     );
     println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
-    for (name, cfg) in cases {
+    for (name, cfg) in cases.filter(|(n, _)| only.is_empty() || only.iter().any(|o| n.starts_with(o.as_str()))) {
         let mut best: Option<(f64, f64, f64)> = None;
         for _ in 0..repeat {
             let out = sim::run(&cfg).expect("benchmark run failed");
