@@ -58,9 +58,13 @@ bench:
 	bash bench/run.sh
 
 # 2000 fuzzed experiment files (make test runs 200)
+# Longer fuzzing: 2000 experiment files through the CLI, and 30 000 engine configurations
+# from a fresh random seed (the test suite runs 200 and 3000 from fixed ones).
 fuzz: $(STAMP)
 	CCARENA_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_hardening.py -k fuzz -p no:logging
-# Every full preset (hours for B1; each campaign resumes where it stopped), then the table.
+	PROPTEST_CASES=30000 PROPTEST_RNG_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') \
+		cargo test --release -p ccarena-sim --test config_boundary -- --nocapture
+# Every full preset (B1 takes about 15 min with 2 jobs; each campaign resumes where it stopped), then the table.
 reproduce-all: $(STAMP)
 	$(PY) bench/reproduce_all.py --jobs 2
 

@@ -78,6 +78,22 @@ def test_unknown_id_and_missing_feature_are_one_line_errors(capsys: pytest.Captu
             reproduce(p, quick=True, out=tmp_path / "y")
 
 
+def test_without_the_scenarios_folder_one_line_says_where_to_find_it(tmp_path: Path) -> None:
+    """Installed outside a checkout, presets name the folder they need (CCARENA_SCENARIOS)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CCARENA_SCENARIOS": str(tmp_path / "nowhere")}
+    for args in (["--list"], ["D3", "--quick", "--out", str(tmp_path / "x")]):
+        p = subprocess.run(
+            [sys.executable, "-m", "ccarena", "reproduce", *args], env=env, capture_output=True, text=True
+        )
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.count("\n") == 1 and "CCARENA_SCENARIOS" in p.stderr, p.stderr
+    assert not (tmp_path / "x").exists()
+
+
 @pytest.mark.parametrize("preset_id", [p.id for p in PRESETS])
 def test_quick_preset_runs_draws_and_checks_its_claim(preset_id: str, tmp_path: Path) -> None:
     p = get(preset_id)

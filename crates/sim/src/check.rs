@@ -115,11 +115,14 @@ fn qdisc(q: &QdiscConfig, field: &str) -> R {
             int(c.drop_batch, &f("drop_batch"), 1, 1 << 20)?;
             int(c.mtu_bytes, &f("mtu_bytes"), 1, MAX_PACKET_BYTES as u64)
         }
+        // The catalogue's ranges (alpha below the stability bound of Katabi et
+        // al. 2002, Theorem 1): a larger gain or first interval hands out
+        // windows no link can fill.
         QdiscConfig::Xcp(c) => {
-            finite(c.alpha, &f("alpha"), 0.0, 10.0)?;
+            finite(c.alpha, &f("alpha"), 1e-9, 0.555)?;
             finite(c.beta, &f("beta"), 0.0, 10.0)?;
             finite(c.gamma, &f("gamma"), 0.0, 1.0)?;
-            finite(c.initial_interval_s, &f("initial_interval"), 1e-9, MAX_TIME_NS as f64 / 1e9)
+            finite(c.initial_interval_s, &f("initial_interval_s"), 1e-6, 100.0)
         }
     }
 }

@@ -257,14 +257,15 @@ impl Simulator {
                     if rate <= 0.0 || !rate.is_finite() {
                         return Err(format!("{path}: arrival rate must be positive"));
                     }
-                    let gap = (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
-                    sim.q.push(start + gap, Event::Arrival(i as u32));
+                    // Saturating: a draw may land beyond 2^64 ps, after the end of any run.
+                    let at = start.saturating_add((exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time);
+                    sim.q.push(at, Event::Arrival(i as u32));
                 }
                 Arrivals::Sessions { sessions, off_mean_ns } => {
                     for k in 0..sessions {
                         // Each session begins with an idle period, so they do not start in step.
-                        let gap = ns(exponential(&mut st.rng, off_mean_ns as f64) as u64);
-                        sim.q.push(start + gap, Event::SessionStart(i as u32, k));
+                        let gap = (exponential(&mut st.rng, off_mean_ns as f64) as u64).saturating_mul(PS_PER_NS);
+                        sim.q.push(start.saturating_add(gap), Event::SessionStart(i as u32, k));
                     }
                 }
             }
@@ -442,7 +443,8 @@ impl Simulator {
         st.stats.delivered_bytes += rec.size_bytes;
         if let Some((src, k)) = fl.session {
             if let Arrivals::Sessions { off_mean_ns, .. } = st.cfg.arrivals {
-                let at = now + ns(exponential(&mut st.rng, off_mean_ns as f64) as u64);
+                let at =
+                    now.saturating_add((exponential(&mut st.rng, off_mean_ns as f64) as u64).saturating_mul(PS_PER_NS));
                 let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
                 if at < self.end && at < stop {
                     self.q.push(at, Event::SessionStart(src, k));
@@ -512,7 +514,7 @@ impl Simulator {
                     self.start_transfer(s, None);
                     let st = &mut self.tcp_sources[s as usize];
                     if let Arrivals::Poisson { rate } = st.cfg.arrivals {
-                        let at = t + (exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time;
+                        let at = t.saturating_add((exponential(&mut st.rng, 1.0 / rate) * PS_PER_S as f64) as Time);
                         let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
                         if at < stop && at <= self.end {
                             self.q.push(at, Event::Arrival(s));
@@ -811,7 +813,7 @@ impl Simulator {
                 ns(st.cfg.start_ns)
                     + (st.packets as u128 * wire as u128 * 8 * PS_PER_S as u128 / st.cfg.rate_bps as u128) as Time
             }
-            UdpPattern::Poisson => now + exponential(&mut st.rng, mean_gap) as Time,
+            UdpPattern::Poisson => now.saturating_add(exponential(&mut st.rng, mean_gap) as Time),
         };
         if at < stop && at <= self.end {
             self.q.push(at, Event::UdpSend(u as u32));

@@ -7,7 +7,7 @@
 use std::cell::Cell;
 
 use proptest::prelude::*;
-use proptest::test_runner::TestRunner;
+use proptest::test_runner::{RngSeed, TestRunner};
 use sim::check::{MAX_RATE_BPS, MAX_TIME_NS};
 use sim::qdisc::ParamValue;
 use sim::{
@@ -311,8 +311,16 @@ fn affordable(c: &Config) -> bool {
 fn any_config_is_accepted_or_refused_by_name() {
     let counts = [Cell::new(0u32), Cell::new(0u32), Cell::new(0u32)];
     let show = std::env::var_os("CONFIG_BOUNDARY_SHOW").is_some();
-    let mut runner =
-        TestRunner::new(ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() });
+    // A fixed seed, so CI sees the same 3000 cases every time; PROPTEST_RNG_SEED=<n> picks
+    // others (e.g. to search longer: PROPTEST_CASES=100000 PROPTEST_RNG_SEED=$RANDOM).
+    let mut settings = ProptestConfig { cases: 3000, failure_persistence: None, ..ProptestConfig::default() };
+    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+        settings.rng_seed = RngSeed::Fixed(0x5eed_0b0d);
+    }
+    if let Some(n) = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()) {
+        settings.cases = n;
+    }
+    let mut runner = TestRunner::new(settings);
     let input = (config(), proptest::collection::vec(mutation(), 0..3));
     let result = runner.run(&input, |(mut cfg, ms)| {
         for m in &ms {

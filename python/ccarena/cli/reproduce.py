@@ -83,7 +83,11 @@ def reproduce_command(args: argparse.Namespace) -> int:
         error(f"--jobs: expected at least 1, got {args.jobs}")
         return EXIT_USAGE
     if args.list:
-        _list(args.jobs or os.cpu_count() or 1)
+        try:
+            _list(args.jobs or os.cpu_count() or 1)
+        except SpecError as e:
+            error(str(e))
+            return EXIT_USAGE
         return EXIT_OK
     if not args.id:
         error("an experiment ID is needed (ccarena reproduce --list shows them)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SCENARIOS", "Check", "Preset", "available", "quick_document"]
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
-"""The repository's scenarios folder (the package is installed in place, from the repository)."""
+SCENARIOS = Path(os.environ.get("CCARENA_SCENARIOS") or Path(__file__).resolve().parents[3] / "scenarios")
+"""The campaign files: the checkout's scenarios/ folder (``make install`` installs the package in
+place), or the folder the environment variable ``CCARENA_SCENARIOS`` names."""
 
 PACKETS_PER_S = 0.7e6
 """Upper-bound data packets (the bottleneck's rate x duration, campaign.estimate_packets) one worker
@@ -75,7 +77,14 @@ class Preset:
     def document(self, quick: bool = False) -> dict[str, Any]:
         """The campaign file as a document, in its quick form when asked."""
         from ..spec.document import read_toml
+        from ..spec.errors import SpecError
 
+        if not self.path.is_file():
+            raise SpecError(
+                self.id,
+                f"campaign file {self.path} not found: presets read a ccarena checkout's scenarios/ folder "
+                "(set CCARENA_SCENARIOS to it when ccarena is installed elsewhere)",
+            )
         raw = read_toml(self.path)
         return quick_document(raw, self.quick) if quick else raw
 

@@ -252,7 +252,7 @@ TCP = _t(
         "mss": Field("int", "payload bytes per packet", default=1448, lo=1, hi=65535),
         "header": Field("int", "header bytes per packet", default=52, lo=0, hi=1000),
         "init_cwnd": Field("int", "initial window, packets", default=10, lo=1, hi=1_000_000),
-        "rwnd": Field("bytes", "receive-window limit (default unlimited)"),
+        "rwnd": Field("bytes", "receive-window limit (default 1 GiB, the largest a TCP receiver advertises, RFC 7323)"),
         "pacing": Field("bool", "pace every flow (default: only algorithms that need it, e.g. bbr)", default=False),
         "recovery": Field("choice", "loss recovery (default: the algorithm's)", choices=RECOVERIES),
         "ecn": Field("bool", "negotiate ECN (RFC 3168): data sent ECT, CE echoed, one window cut per RTT instead of a loss; needs a marking queue (qdisc with ecn = true); always on for algorithms that need it (dctcp)", default=False),

@@ -45,6 +45,11 @@ use crate::hist::Histogram;
 use crate::packet::{Packet, MAX_SACK};
 use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH};
 
+/// The largest window a TCP receiver can advertise (RFC 7323 §2.2: a
+/// 16-bit window scaled by at most 2^14), the receive window of flows that
+/// set none.
+pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
+
 /// What the application offers the socket.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum App {
@@ -456,11 +461,11 @@ impl Sender {
                         }
                         break;
                     }
-                    if let Some(rwnd) = self.cfg.rwnd_bytes {
-                        let after = (self.nxt + 1 - self.una) * self.cfg.mss as u64;
-                        if after > rwnd {
-                            break;
-                        }
+                    // The receiver's window: the flow's limit, else the largest a
+                    // TCP receiver can advertise (RFC 7323 §2.2: 2^30 bytes).
+                    let rwnd = self.cfg.rwnd_bytes.unwrap_or(MAX_WINDOW_BYTES);
+                    if (self.nxt + 1 - self.una) * self.cfg.mss as u64 > rwnd {
+                        break;
                     }
                     (self.nxt, false)
                 }
