@@ -1277,7 +1277,7 @@ mod tests {
         p
     }
 
-    // queues.md §7 test vector (RFC 3168 §6.1.2): a Reno sender at cwnd 40
+    // RFC 3168 §6.1.2 (one reduction per window of data): a Reno sender at cwnd 40
     // gets an ECE: ssthresh 20, CWR on the next new segment, nothing
     // retransmitted; further echoes for the same window change nothing; cwnd
     // is 20 once the window ends, and a later echo cuts again.
