@@ -78,53 +78,10 @@ fn loss(m: &LossModel, field: &str) -> R {
     }
 }
 
+/// A discipline's parameters against the catalogue's ranges, the ones an
+/// experiment file is checked against ([`QdiscConfig::from_params`]).
 fn qdisc(q: &QdiscConfig, field: &str) -> R {
-    let f = |k: &str| format!("{field}.{k}");
-    match q {
-        QdiscConfig::DropTail => Ok(()),
-        QdiscConfig::Red(c) => {
-            finite(c.min_th, &f("min_th"), 0.0, 1e18)?;
-            finite(c.max_th, &f("max_th"), 0.0, 1e18)?;
-            if c.max_th <= c.min_th {
-                return Err(format!("{}: must exceed min_th ({} <= {})", f("max_th"), c.max_th, c.min_th));
-            }
-            prob(c.max_p, &f("max_p"))?;
-            finite(c.wq, &f("wq"), 1e-9, 1.0)?;
-            int(c.avpkt_bytes, &f("avpkt_bytes"), 1, MAX_PACKET_BYTES as u64)?;
-            int(c.mtu_bytes, &f("mtu_bytes"), 1, MAX_PACKET_BYTES as u64)
-        }
-        QdiscConfig::Codel(c) => {
-            time(c.target_ns, &f("target"), true)?;
-            time(c.interval_ns, &f("interval"), true)?;
-            int(c.mtu_bytes, &f("mtu_bytes"), 1, MAX_PACKET_BYTES as u64)
-        }
-        QdiscConfig::Pie(c) => {
-            time(c.target_ns, &f("target"), true)?;
-            time(c.tupdate_ns, &f("tupdate"), true)?;
-            time(c.max_burst_ns, &f("max_burst"), false)?;
-            finite(c.alpha, &f("alpha"), 0.0, 1e6)?;
-            finite(c.beta, &f("beta"), 0.0, 1e6)?;
-            prob(c.ecn_prob, &f("ecn_prob"))?;
-            int(c.mtu_bytes, &f("mtu_bytes"), 1, MAX_PACKET_BYTES as u64)
-        }
-        QdiscConfig::FqCodel(c) => {
-            int(c.flows, &f("flows"), 1, 65_536)?;
-            int(c.quantum, &f("quantum"), 1, 1 << 20)?;
-            time(c.target_ns, &f("target"), true)?;
-            time(c.interval_ns, &f("interval"), true)?;
-            int(c.drop_batch, &f("drop_batch"), 1, 1 << 20)?;
-            int(c.mtu_bytes, &f("mtu_bytes"), 1, MAX_PACKET_BYTES as u64)
-        }
-        // The catalogue's ranges (alpha below the stability bound of Katabi et
-        // al. 2002, Theorem 1): a larger gain or first interval hands out
-        // windows no link can fill.
-        QdiscConfig::Xcp(c) => {
-            finite(c.alpha, &f("alpha"), 1e-9, 0.555)?;
-            finite(c.beta, &f("beta"), 0.0, 10.0)?;
-            finite(c.gamma, &f("gamma"), 0.0, 1.0)?;
-            finite(c.initial_interval_s, &f("initial_interval_s"), 1e-6, 100.0)
-        }
-    }
+    QdiscConfig::from_params(q.name(), &q.params()).map(|_| ()).map_err(|e| format!("{field}.{e}"))
 }
 
 fn link(l: &LinkConfig, field: &str) -> R {

@@ -493,6 +493,64 @@ impl QdiscConfig {
         })
     }
 
+    /// The configuration as [`QdiscConfig::from_params`] takes it (its
+    /// inverse), so a configuration built by hand can be checked against the
+    /// catalogue's ranges. Times and sizes too large for an integer parameter
+    /// come out as `i64::MAX`, which no range admits.
+    pub fn params(&self) -> Vec<(String, ParamValue)> {
+        let int = |v: u64| ParamValue::Int(v.min(i64::MAX as u64) as i64);
+        let (f, b) = (ParamValue::Float, ParamValue::Bool);
+        let list: Vec<(&str, ParamValue)> = match self {
+            QdiscConfig::DropTail => vec![],
+            QdiscConfig::Red(c) => vec![
+                ("min_th", f(c.min_th)),
+                ("max_th", f(c.max_th)),
+                ("max_p", f(c.max_p)),
+                ("wq", f(c.wq)),
+                ("gentle", b(c.gentle)),
+                ("ecn", b(c.ecn)),
+                ("harddrop", b(c.harddrop)),
+                ("adaptive", b(c.adaptive)),
+                ("mode", ParamValue::Str(if c.mode == RedMode::Bytes { "bytes" } else { "packets" }.into())),
+                ("avpkt_bytes", int(c.avpkt_bytes)),
+                ("mtu_bytes", int(c.mtu_bytes)),
+            ],
+            QdiscConfig::Codel(c) => vec![
+                ("target_ns", int(c.target_ns)),
+                ("interval_ns", int(c.interval_ns)),
+                ("ecn", b(c.ecn)),
+                ("mtu_bytes", int(c.mtu_bytes)),
+            ],
+            QdiscConfig::Pie(c) => vec![
+                ("target_ns", int(c.target_ns)),
+                ("tupdate_ns", int(c.tupdate_ns)),
+                ("alpha", f(c.alpha)),
+                ("beta", f(c.beta)),
+                ("max_burst_ns", int(c.max_burst_ns)),
+                ("ecn", b(c.ecn)),
+                ("ecn_prob", f(c.ecn_prob)),
+                ("bytemode", b(c.bytemode)),
+                ("mtu_bytes", int(c.mtu_bytes)),
+            ],
+            QdiscConfig::FqCodel(c) => vec![
+                ("flows", int(c.flows as u64)),
+                ("quantum", int(c.quantum as u64)),
+                ("target_ns", int(c.target_ns)),
+                ("interval_ns", int(c.interval_ns)),
+                ("ecn", b(c.ecn)),
+                ("drop_batch", int(c.drop_batch as u64)),
+                ("mtu_bytes", int(c.mtu_bytes)),
+            ],
+            QdiscConfig::Xcp(c) => vec![
+                ("alpha", f(c.alpha)),
+                ("beta", f(c.beta)),
+                ("gamma", f(c.gamma)),
+                ("initial_interval_s", f(c.initial_interval_s)),
+            ],
+        };
+        list.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             QdiscConfig::DropTail => "droptail",
@@ -701,6 +759,29 @@ pub(crate) mod testkit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // params() inverts from_params: every discipline, defaults and given values.
+    #[test]
+    fn params_round_trip() {
+        for info in catalogue() {
+            let c = QdiscConfig::from_params(info.name, &[]).unwrap();
+            assert_eq!(QdiscConfig::from_params(info.name, &c.params()).unwrap(), c, "{}", info.name);
+        }
+        let given = [
+            ("min_th".to_string(), ParamValue::Float(30.0)),
+            ("max_th".to_string(), ParamValue::Float(31.0)),
+            ("mode".to_string(), ParamValue::Str("bytes".into())),
+            ("gentle".to_string(), ParamValue::Bool(false)),
+        ];
+        let c = QdiscConfig::from_params("red", &given).unwrap();
+        assert_eq!(QdiscConfig::from_params("red", &c.params()).unwrap(), c);
+        // Too large for the catalogue's integer ranges: refused, not wrapped.
+        let QdiscConfig::Codel(mut codel) = QdiscConfig::from_params("codel", &[]).unwrap() else { unreachable!() };
+        codel.target_ns = u64::MAX;
+        assert!(QdiscConfig::from_params("codel", &QdiscConfig::Codel(codel).params())
+            .unwrap_err()
+            .contains("target_ns"));
+    }
 
     #[test]
     fn parse_defaults_and_errors() {
