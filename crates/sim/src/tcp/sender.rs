@@ -970,13 +970,8 @@ impl Sender {
         // Linux tcp_enter_recovery: inside a CWR episode the window has
         // already been cut for this window of data.
         if self.tp.ca_state != CaState::Cwr {
-            self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.prior_ssthresh = self.tp.snd_ssthresh;
-            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
-            self.prr_delivered = 0;
-            self.prr_out = 0;
-            self.high_seq = self.nxt;
-            self.queue_cwr = self.ecn;
+            self.init_cwnd_reduction();
         }
         self.partial_acked = false;
         self.cc.set_state(&mut self.tp, CaState::Recovery);
@@ -988,15 +983,23 @@ impl Sender {
     fn enter_cwr(&mut self) {
         self.stats.ecn_reductions += 1;
         self.tp.prior_ssthresh = 0;
-        self.high_seq = self.nxt;
         self.tp.snd_cwnd_cnt = 0;
+        self.init_cwnd_reduction();
+        self.cc.set_state(&mut self.tp, CaState::Cwr);
+        self.tp.ca_state = CaState::Cwr;
+    }
+
+    /// A window reduction starts (Linux `tcp_init_cwnd_reduction`, without
+    /// its reset of `snd_cwnd_cnt`, which only CWR does here): the window
+    /// of data it covers ends at `high_seq`, PRR starts from the current
+    /// cwnd, the algorithm sets ssthresh, and the next new segment says CWR.
+    fn init_cwnd_reduction(&mut self) {
+        self.high_seq = self.nxt;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
-        self.queue_cwr = true;
-        self.cc.set_state(&mut self.tp, CaState::Cwr);
-        self.tp.ca_state = CaState::Cwr;
+        self.queue_cwr = self.ecn;
     }
 
     /// Linux `tcp_end_cwnd_reduction`: cwnd settles at ssthresh (algorithms
