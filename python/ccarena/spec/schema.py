@@ -255,7 +255,12 @@ TCP = _t(
         "rwnd": Field("bytes", "receive-window limit (default 1 GiB, the largest a TCP receiver advertises, RFC 7323)"),
         "pacing": Field("bool", "pace every flow (default: only algorithms that need it, e.g. bbr)", default=False),
         "recovery": Field("choice", "loss recovery (default: the algorithm's)", choices=RECOVERIES),
-        "ecn": Field("bool", "negotiate ECN (RFC 3168): data sent ECT, CE echoed, one window cut per RTT instead of a loss; needs a marking queue (qdisc with ecn = true); always on for algorithms that need it (dctcp)", default=False),
+        "ecn": Field(
+            "bool",
+            "negotiate ECN (RFC 3168): data sent ECT, CE echoed, one window cut per RTT instead of a loss; "
+            "needs a marking queue (qdisc with ecn = true); always on for algorithms that need it (dctcp)",
+            default=False,
+        ),
     },
 )
 
