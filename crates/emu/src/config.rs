@@ -21,6 +21,9 @@
 //! rt_priority 50             # SCHED_FIFO priority, 0 = none
 //! spin_ns 60000              # busy-wait the last part of every wait
 //! cpu 1                      # optional: run on this CPU only
+//! batch_ns 20000             # optional: wake this long after a delivery is due, so that
+//!                            # packets due together coalesce (default 0)
+//! offload 1                  # TSO/checksum offload on the devices (0: one packet per read)
 //! qdisc red min_th=5 max_th=15 ecn=true   # optional forward discipline (default droptail)
 //! rev_qdisc codel                          # optional reverse discipline
 //! ```
@@ -42,6 +45,8 @@ pub struct Config {
     pub tun_rcv: String,
     pub rt_priority: i32,
     pub spin_ns: u64,
+    /// How long after the next event the emulator wakes, ns.
+    pub batch_ns: u64,
     /// CPU to run on (none: anywhere).
     pub cpu: Option<usize>,
 }
@@ -130,6 +135,8 @@ impl Config {
             "rt_priority",
             "spin_ns",
             "cpu",
+            "offload",
+            "batch_ns",
             "qdisc",
             "rev_qdisc",
         ];
@@ -161,6 +168,11 @@ impl Config {
             flow_delay_ns,
             other_delay_ns: num(&m, "other_delay_ns")?,
             max_packet: num(&m, "max_packet")?,
+            frames: match one(&m, "offload")? {
+                "0" => false,
+                "1" => true,
+                v => return Err(format!("offload: expected 0 or 1, got {v}")),
+            },
         };
         let e = &engine;
         if e.fwd.rate_bps == 0 || e.rev.rate_bps == 0 {
@@ -184,6 +196,7 @@ impl Config {
             tun_rcv: one(&m, "tun_rcv")?.to_string(),
             rt_priority: num(&m, "rt_priority")?,
             spin_ns: num(&m, "spin_ns")?,
+            batch_ns: if m.contains_key("batch_ns") { num(&m, "batch_ns")? } else { 0 },
             cpu: if m.contains_key("cpu") { Some(num(&m, "cpu")?) } else { None },
         })
     }
@@ -195,7 +208,7 @@ mod tests {
 
     const GOOD: &str = "tun_snd a\ntun_rcv b\nrate_bps 20000000\nlimit_pkts 67\nrev_rate_bps 20000000\n\
         rev_limit_bytes 100000\nloss 0.0\nseed 1\nduration_ns 1000\ninterval_ns 100\ntrace 1\nport_base 5001\n\
-        flow_delay_ns 20000000 10000000 # two flows\nother_delay_ns 5\nmax_packet 1600\nrt_priority 50\nspin_ns 0\n";
+        flow_delay_ns 20000000 10000000 # two flows\nother_delay_ns 5\nmax_packet 1600\nrt_priority 50\nspin_ns 0\noffload 1\n";
 
     #[test]
     fn parses_a_complete_file() {

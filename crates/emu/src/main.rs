@@ -15,7 +15,7 @@
 use emu::config::Config;
 use emu::engine::{Engine, Side};
 use emu::report::{self, RunInfo};
-use emu::sys;
+use emu::{sys, wire};
 use sim::event::{Time, PS_PER_NS};
 use sim::hist::Histogram;
 use std::io::Write;
@@ -31,6 +31,20 @@ extern "C" fn on_sigterm(_: libc::c_int) {
 
 /// Packets read from one device before the other gets a turn.
 const READ_BATCH: usize = 64;
+
+/// Linux lets real-time tasks run `kernel.sched_rt_runtime_us` (950 ms) of
+/// every `sched_rt_period_us` (1 s) and then stops them for the rest of the
+/// period: up to 50 ms in which nothing would be delivered. So the emulator
+/// sleeps at least this share (per mille) of every window: when it has
+/// slept less it naps (until the next event, within [`MIN_NAP_NS`,
+/// `MAX_NAP_NS`]) even with work waiting, which delays a few deliveries by
+/// tens of microseconds instead of a few by milliseconds. Under load the
+/// packets due after a nap go out coalesced, which is less work.
+const MIN_SLEEP_PERMILLE: u64 = 100;
+const MIN_NAP_NS: u64 = 10_000;
+const MAX_NAP_NS: u64 = 100_000;
+/// The window over which that share is kept, ps (10 ms).
+const SLEEP_WINDOW: Time = 10_000_000 * PS_PER_NS;
 
 fn usage() -> String {
     "usage: ccarena-emu --config FILE --out DIR".to_string()
@@ -80,8 +94,8 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
         libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, libc::SIG_IGN);
     }
-    let snd = sys::tun_create(&cfg.tun_snd).map_err(|e| e.to_string())?;
-    let rcv = sys::tun_create(&cfg.tun_rcv).map_err(|e| e.to_string())?;
+    let snd = sys::tun_create(&cfg.tun_snd, cfg.engine.frames).map_err(|e| e.to_string())?;
+    let rcv = sys::tun_create(&cfg.tun_rcv, cfg.engine.frames).map_err(|e| e.to_string())?;
     let (realtime, realtime_error) = if cfg.rt_priority > 0 {
         match sys::realtime(cfg.rt_priority) {
             Ok(()) => (true, None),
@@ -106,8 +120,12 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     let clock = move || -> Time { (sys::monotonic_ns() - epoch) * PS_PER_NS };
     let mut engine = Engine::new(cfg.engine.clone());
     let spin = cfg.spin_ns * PS_PER_NS;
+    let batch = cfg.batch_ns * PS_PER_NS;
     let mut write_errors = 0u64;
     let mut read_packets = 0u64;
+    let mut wire_packets = 0u64;
+    // With offload a read returns a header and up to 64 KB (a TSO super-packet).
+    let mut frame = vec![0u8; if cfg.engine.frames { wire::VNET_HDR_LEN + (1 << 16) + 256 } else { 0 }];
     let wall = std::time::Instant::now();
     {
         let mut stdout = std::io::stdout().lock();
@@ -118,9 +136,11 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     // (receiving TCP, and what the receiver sends in response).
     let mut write_ns = Histogram::new();
     let mut wake_ns = Histogram::new();
-    let mut deliver = |side: Side, b: &[u8]| -> Time {
+    let offload = cfg.engine.frames;
+    let mut deliver = |side: Side, head: &[u8], b: &[u8]| -> Time {
         let before = clock();
-        if !sys::write(if side == Side::Snd { sfd } else { rfd }, b) {
+        let fd = if side == Side::Snd { sfd } else { rfd };
+        if !(if head.is_empty() { sys::write(fd, b) } else { sys::write2(fd, head, b) }) {
             write_errors += 1;
         }
         let after = clock();
@@ -134,19 +154,49 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     ];
     let mut command = Vec::<u8>::new();
     let mut stop = false;
+    // CPU time at the start and the end of the measurement, and time spent
+    // working (not waiting or polling for work) in it.
+    let (mut cpu_at_start, mut cpu_at_end): (Option<f64>, Option<f64>) = (None, None);
+    let mut idle: Time = 0;
+    let (mut busy_from, mut busy): (Option<(Time, Time)>, Option<Time>) = (None, None);
+    let (mut window_start, mut slept, mut forced_sleeps): (Time, Time, u64) = (clock(), 0, 0);
     while !stop && !TERMINATE.load(Ordering::Relaxed) {
         let now = clock();
         engine.run_until(now, &mut deliver);
+        if cpu_at_end.is_none() && engine.finished() {
+            cpu_at_end = Some(sys::cpu_seconds());
+            busy = busy_from.map(|(t, i)| (now - t).saturating_sub(idle - i));
+        }
         let wait = match engine.next_event() {
-            Some(t) => t.saturating_sub(now),
+            Some(t) => (t + batch).saturating_sub(now),
             None => 50_000 * PS_PER_NS * 1000, // 50 ms
         };
+        if now - window_start > SLEEP_WINDOW {
+            window_start = now;
+            slept = 0;
+        }
+        if slept * 1000 < (now - window_start) * MIN_SLEEP_PERMILLE {
+            // Behind on sleep: sleep for real, whatever arrives meanwhile.
+            let nap = (wait / PS_PER_NS).clamp(MIN_NAP_NS, MAX_NAP_NS);
+            let before = clock();
+            sys::sleep_ns(nap);
+            let napped = clock() - before;
+            slept += napped;
+            idle += napped;
+            forced_sleeps += 1;
+            continue;
+        }
         let timeout = if wait > spin { (wait - spin) / PS_PER_NS } else { 0 };
         for f in fds.iter_mut() {
             f.revents = 0;
         }
         let before = clock();
         let ready = sys::ppoll(&mut fds, timeout).map_err(|e| format!("ppoll: {e}"))?;
+        let waited = clock() - before;
+        idle += waited;
+        if timeout > 0 {
+            slept += waited;
+        }
         if ready == 0 {
             if timeout > 0 {
                 // How late the timer woke us, beyond the timeout asked for.
@@ -162,6 +212,19 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
                 continue;
             }
             for _ in 0..READ_BATCH {
+                if offload {
+                    match sys::read(fds[k].fd, &mut frame) {
+                        Ok(Some(n)) => {
+                            let now = clock();
+                            engine.run_until(now, &mut deliver);
+                            wire_packets += engine.ingress_frame(now, side, &mut frame[..n]) as u64;
+                            read_packets += 1;
+                        }
+                        Ok(None) => break,
+                        Err(e) => return Err(format!("read: {e}")),
+                    }
+                    continue;
+                }
                 let id = engine.alloc();
                 match sys::read(fds[k].fd, engine.buf_mut(id)) {
                     Ok(Some(n)) => {
@@ -169,6 +232,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
                         engine.run_until(now, &mut deliver);
                         engine.ingress(now, side, id, n);
                         read_packets += 1;
+                        wire_packets += 1;
                     }
                     Ok(None) => {
                         engine.release(id);
@@ -203,6 +267,8 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
                     ["start", t0] => {
                         let t0: u64 = t0.parse().map_err(|_| format!("bad start time {t0:?}"))?;
                         engine.start(t0.saturating_sub(epoch) * PS_PER_NS);
+                        cpu_at_start = Some(sys::cpu_seconds());
+                        busy_from = Some((clock(), idle));
                     }
                     ["stop"] => stop = true,
                     [] => {}
@@ -218,6 +284,11 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
         wall_seconds: wall.elapsed().as_secs_f64(),
         write_errors,
         read_packets,
+        wire_packets,
+        offload,
+        forced_sleeps,
+        measured_cpu_seconds: cpu_at_start.zip(cpu_at_end).map(|(a, b)| b - a),
+        busy_seconds: busy.map(|b| b as f64 / 1e12),
         write_ns,
         wake_ns,
         cpu_latency_qos,

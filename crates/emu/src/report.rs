@@ -23,7 +23,19 @@ pub struct RunInfo {
     pub spin_ns: u64,
     pub wall_seconds: f64,
     pub write_errors: u64,
+    /// Reads from the devices (a TSO super-packet is one).
     pub read_packets: u64,
+    /// Packets those reads carried on the wire (super-packets split).
+    pub wire_packets: u64,
+    /// Whether the devices were opened with TSO and checksum offload.
+    pub offload: bool,
+    /// Waits slept through instead of busy-waited, to stay clear of RT throttling.
+    pub forced_sleeps: u64,
+    /// CPU seconds the emulator used during the measurement.
+    pub measured_cpu_seconds: Option<f64>,
+    /// Seconds of the measurement spent working: reading, writing and
+    /// running the bottleneck, not waiting or busy-polling for work.
+    pub busy_seconds: Option<f64>,
     /// Duration of write(2) to a device, ns.
     pub write_ns: Histogram,
     /// Timer wake-up overshoot, ns.
@@ -145,7 +157,8 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
     let (late_f, late_r) = engine.lateness();
     let timing = format!(
         "{{\"realtime\": {}, \"realtime_error\": {}, \"cpu_latency_qos\": {}, \"cpu\": {}, \"spin_us\": {}, \"wall_seconds\": {}, \
-         \"write_errors\": {}, \"read_packets\": {}, \"not_ipv4\": {}, {}, {}, {}, {}}}",
+         \"write_errors\": {}, \"read_packets\": {}, \"wire_packets\": {}, \"offload\": {}, \"super_packets\": {}, \
+         \"bad_frames\": {}, \"coalesced_writes\": {}, \"coalesced_packets\": {}, \"forced_sleeps\": {}, \"cpu_seconds\": {}, \"busy_seconds\": {}, \"not_ipv4\": {}, {}, {}, {}, {}}}",
         info.realtime,
         info.realtime_error.as_deref().map(string).unwrap_or_else(|| "null".into()),
         info.cpu_latency_qos,
@@ -154,6 +167,15 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         num(Some(info.wall_seconds)),
         info.write_errors,
         info.read_packets,
+        info.wire_packets,
+        info.offload,
+        engine.super_packets(),
+        engine.bad_frames(),
+        engine.coalesced().0,
+        engine.coalesced().1,
+        info.forced_sleeps,
+        num(info.measured_cpu_seconds),
+        num(info.busy_seconds),
         engine.not_ipv4(),
         quantiles(late_f, "lateness_", "us", 1000.0),
         quantiles(late_r, "reverse_lateness_", "us", 1000.0),

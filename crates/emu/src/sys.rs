@@ -9,6 +9,13 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+/// `_IOW('T', 208, unsigned int)`: which offloads the reader handles.
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+/// Checksum, TCP segmentation for IPv4 and TCP segmentation of segments with CWR.
+const TUN_F_CSUM: libc::c_uint = 0x01;
+const TUN_F_TSO4: libc::c_uint = 0x02;
+const TUN_F_TSO_ECN: libc::c_uint = 0x08;
 
 /// `struct ifreq` as TUNSETIFF reads it: the name, then the flags.
 #[repr(C)]
@@ -27,7 +34,13 @@ fn last_error(what: &str) -> io::Error {
 /// IP packets) named `name` in the current network namespace and returns
 /// its non-blocking file descriptor. The device disappears when the
 /// descriptor is closed, wherever it has been moved.
-pub fn tun_create(name: &str) -> io::Result<OwnedFd> {
+///
+/// With `offload`, every packet read or written is preceded by a
+/// [`crate::wire::VnetHdr`] (`IFF_VNET_HDR`), and the device tells the
+/// kernel it does checksums and TCP segmentation (`TUNSETOFFLOAD`), so the
+/// kernel's TCP hands over super-packets of up to 64 KB and leaves checksums
+/// to the reader, as it does with a NIC that has TSO.
+pub fn tun_create(name: &str, offload: bool) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad device name {name:?}")));
     }
@@ -39,7 +52,8 @@ pub fn tun_create(name: &str) -> io::Result<OwnedFd> {
     }
     // SAFETY: fd was just returned by open and is owned by nobody else.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
+    let flags = IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 };
+    let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags, _pad: [0; 22] };
     for (d, s) in req.name.iter_mut().zip(name.bytes()) {
         *d = s as libc::c_char;
     }
@@ -47,6 +61,13 @@ pub fn tun_create(name: &str) -> io::Result<OwnedFd> {
     let rc = unsafe { libc::ioctl(owned.as_raw_fd(), TUNSETIFF, &mut req as *mut IfReq) };
     if rc < 0 {
         return Err(last_error(&format!("TUNSETIFF {name}")));
+    }
+    if offload {
+        let features = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO_ECN;
+        // SAFETY: TUNSETOFFLOAD takes its argument by value.
+        if unsafe { libc::ioctl(owned.as_raw_fd(), TUNSETOFFLOAD, features as libc::c_ulong) } < 0 {
+            return Err(last_error(&format!("TUNSETOFFLOAD {name}")));
+        }
     }
     Ok(owned)
 }
@@ -147,10 +168,40 @@ pub fn read(fd: i32, buf: &mut [u8]) -> io::Result<Option<usize>> {
     Ok(Some(n as usize))
 }
 
+/// writev(2) of a header and a packet as one; false if the device refused it.
+#[inline]
+pub fn write2(fd: i32, head: &[u8], buf: &[u8]) -> bool {
+    let iov = [
+        libc::iovec { iov_base: head.as_ptr() as *mut libc::c_void, iov_len: head.len() },
+        libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() },
+    ];
+    // SAFETY: both iovecs point at live slices of their lengths; writev only reads them.
+    let n = unsafe { libc::writev(fd, iov.as_ptr(), 2) };
+    n == (head.len() + buf.len()) as isize
+}
+
 /// write(2) of one whole packet; false if the device refused it.
 #[inline]
 pub fn write(fd: i32, buf: &[u8]) -> bool {
     // SAFETY: buf is valid for buf.len() bytes.
     let n = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
     n == buf.len() as isize
+}
+
+/// CPU time this process has used (user and system: the kernel's work in
+/// its system calls, such as the receivers' TCP in a write, counts), seconds.
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes one rusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+/// Sleeps `ns` nanoseconds (less if a signal arrives).
+pub fn sleep_ns(ns: u64) {
+    let ts =
+        libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long };
+    // SAFETY: nanosleep reads one timespec; the remainder is not wanted.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }

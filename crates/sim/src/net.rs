@@ -114,6 +114,12 @@ impl DelayLine {
         }
     }
 
+    /// Arrival time and id of the head packet.
+    #[inline]
+    pub fn head(&self) -> Option<(Time, PacketId)> {
+        self.q.front().copied()
+    }
+
     /// Arrival time of the head packet.
     #[inline]
     pub fn head_time(&self) -> Option<Time> {

@@ -35,6 +35,19 @@ RT_PRIORITY = 50
 SPIN_NS = 60_000
 """The emulator busy-waits the last part of every wait, for microsecond timing."""
 
+OFFLOAD: bool = os.environ.get("CCARENA_EMU_OFFLOAD", "1") != "0"
+"""Whether the emulator's devices take TCP segmentation and checksum offload
+(TSO): the kernel's TCP then hands over super-packets of up to 64 KB, which
+the emulator splits into wire-size segments before the bottleneck.
+``CCARENA_EMU_OFFLOAD=0`` turns it off (one read per 1500-byte packet)."""
+
+BATCH_NS: int = int(os.environ.get("CCARENA_EMU_BATCH_NS", "25000"))
+"""The emulator wakes this long after a delivery falls due, so that the
+segments of a flow due by then reach the receiver in one coalesced write (as
+a NIC's interrupt moderation and GRO hand them over) instead of one system
+call and one pass through the receiver's TCP each. It bounds the added
+delivery lateness; ``CCARENA_EMU_BATCH_NS`` sets it."""
+
 def _emu_cpu() -> int | None:
     """The CPU for the emulator: the highest this process may use, when it may use two or more."""
     cpus = os.sched_getaffinity(0)
@@ -45,7 +58,7 @@ EMU_CPU: int | None = _emu_cpu()
 kernel here is not preemptible (PREEMPT_NONE), so a system call of this process
 on the emulator's CPU would delay its wake-ups."""
 
-MAX_RATE_BPS = 1_000_000_000
+MAX_RATE_BPS = 10_000_000_000
 """Rates above this are refused; on the machine it was built on the emulator
 reaches about 300 Mbit/s of 1500-byte packets before the TUN devices limit it."""
 

@@ -11,10 +11,12 @@ from ...spec import Spec, SpecError
 from ...spec.units import parse_time
 from .common import (
     _KERNEL_HEADERS,
+    BATCH_NS,
     DEV_RCV,
     DEV_SND,
     EMU_CPU,
     NET,
+    OFFLOAD,
     PORT_BASE,
     RT_PRIORITY,
     SPIN_NS,
@@ -130,6 +132,8 @@ def _emulator_config(plan: _Plan) -> str:
         f"max_packet {plan.mtu + 64}",
         f"rt_priority {RT_PRIORITY}",
         f"spin_ns {SPIN_NS}",
+        f"offload {1 if OFFLOAD else 0}",
+        f"batch_ns {BATCH_NS}",
     ]
     if "qdisc" in bn:
         q = dict(bn["qdisc"])
