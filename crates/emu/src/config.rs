@@ -218,6 +218,9 @@ mod tests {
         assert_eq!(c.engine.rev.limit, QueueLimit::Bytes(100_000));
         assert_eq!(c.tun_rcv, "b");
         assert_eq!(c.engine.fwd.qdisc, QdiscConfig::DropTail);
+        assert!(c.engine.frames);
+        assert_eq!(c.batch_ns, 0);
+        assert_eq!(Config::parse(&format!("{GOOD}batch_ns 25000\n")).unwrap().batch_ns, 25_000);
     }
 
     #[test]
@@ -246,6 +249,10 @@ mod tests {
         assert_eq!(e, "colour: unknown key");
         let e = Config::parse(&GOOD.replace("limit_pkts 67\n", "")).unwrap_err();
         assert!(e.starts_with("exactly one of limit_pkts"), "{e}");
+        let e = Config::parse(&GOOD.replace("offload 1", "offload yes")).unwrap_err();
+        assert_eq!(e, "offload: expected 0 or 1, got yes");
+        let e = Config::parse(&GOOD.replace("offload 1\n", "")).unwrap_err();
+        assert_eq!(e, "offload: missing");
         let e = Config::parse(&format!("{GOOD}seed 2\n")).unwrap_err();
         assert!(e.contains("seed given twice"), "{e}");
     }

@@ -179,8 +179,8 @@ def check_spec(spec: Spec) -> None:
         if int(link["rate_bps"]) > MAX_RATE_BPS:
             raise SpecError(
                 f"{path}.rate",
-                f"the emu backend forwards at most {MAX_RATE_BPS // 10**6} Mbit/s (about 300 Mbit/s of "
-                "1500-byte packets on the machine it was built on)",
+                f"the emu backend forwards at most {MAX_RATE_BPS // 10**6} Mbit/s (on time up to about "
+                "1 Gbit/s on the 2-core machine it was built on; bench/emu_rate.py measures yours)",
             )
     if not isinstance(eng["bottleneck"]["loss"], (int, float)):
         raise SpecError("topology.bottleneck.loss", "the emu backend supports a Bernoulli loss probability only")

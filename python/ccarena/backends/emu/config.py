@@ -99,6 +99,22 @@ def _plan(spec: Spec) -> _Plan:
     mtu = max(f.mss for f in flows) + 40 + options
     return _Plan(spec, flows, timestamps, mtu, addrs, max(icw for icw, _ in addrs))
 
+def socket_buffer_max(plan: _Plan) -> int:
+    """The largest socket buffer (bytes) a flow may need: four times its
+    bandwidth-delay product plus the whole bottleneck buffer (a buffer's
+    skbs take about twice their payload, and a window can be twice what the
+    path holds), so that neither the senders' send buffers nor the
+    receivers' windows, which Linux autotunes up to ``tcp_wmem`` and
+    ``tcp_rmem``'s maximum, limit a flow before its congestion window does —
+    the simulator's flows have no such limit. At most 1 GiB."""
+    bn = plan.spec.engine["bottleneck"]
+    rate = int(bn["rate_bps"])
+    buffer = (
+        int(bn["buffer_pkts"]) * plan.mtu if bn.get("buffer_pkts") is not None else int(bn.get("buffer_bytes") or 0)
+    )
+    path = max(rate * f.rtt_ns // (8 * 10**9) for f in plan.flows) + buffer
+    return min(4 * path, 1 << 30)
+
 def _other_delay_ns(plan: _Plan) -> int:
     """One-way delay of traffic that belongs to no flow: half the topology's RTT (or the first flow's)."""
     topo_rtt = plan.spec.resolved["topology"].get("rtt")

@@ -46,7 +46,10 @@ def emulate(spec: Spec, *, probe_hz: float = 0.0) -> dict[str, Any]:
             raise RuntimeError("the link emulator stopped before the end of the measurement")
         realtime = bed.realtime
         sysctls = bed.sysctls
-    return _raw(plan, traffic, out, realtime=realtime, sysctls=sysctls, wall_s=time.monotonic() - wall)
+        offload = bed.offload
+    raw = _raw(plan, traffic, out, realtime=realtime, sysctls=sysctls, wall_s=time.monotonic() - wall)
+    raw["emu"]["offload"] = offload
+    return raw
 
 def _raw(
     plan: _Plan, traffic: _Traffic, out: Mapping[str, Any], *, realtime: bool, sysctls: dict[str, str], wall_s: float

@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Self
 
-from .common import _SYSCTLS, ADDR_SND, DEV_RCV, DEV_SND, NS_RCV, NS_SND, STATE_FILE
-from .config import SETUP_TIMEOUT_S, _emulator_config, _Plan
+from .common import _SYSCTLS, ADDR_SND, BATCH_NS, DEV_RCV, DEV_SND, NS_RCV, NS_SND, OFFLOAD, STATE_FILE
+from .config import SETUP_TIMEOUT_S, _emulator_config, _Plan, socket_buffer_max
 from .namespaces import (
     _ip,
     _netns,
@@ -43,6 +43,7 @@ class Testbed:
         self.tmp: Path | None = None
         self.realtime = False
         self.sysctls: dict[str, str] = {}
+        self.offload: dict[str, Any] = {}
         self._lock: contextlib.ExitStack | None = None
 
     # -- life cycle
@@ -66,6 +67,7 @@ class Testbed:
         plan = self.plan
         self.tmp = Path(tempfile.mkdtemp(prefix="ccarena-emu-"))
         (self.tmp / "emu.conf").write_text(_emulator_config(plan))
+        need = socket_buffer_max(plan)
         for ns in (NS_SND, NS_RCV):
             _ip("netns", "add", ns)
             with _netns(ns):
@@ -73,6 +75,10 @@ class Testbed:
                 _write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")
                 _write_sysctl("net.ipv4.tcp_timestamps", "1" if plan.timestamps else "0")
                 _write_sysctl("net.ipv4.tcp_no_metrics_save", "1")
+                for name in ("net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem"):
+                    lo, default, high = _read_sysctls((name,))[name].split()
+                    if int(high) < need:
+                        _write_sysctl(name, f"{lo} {default} {need}")
         stderr = open(self.tmp / "emu.stderr", "wb")  # noqa: SIM115 - closed below
         try:
             self.proc = subprocess.Popen(
@@ -105,6 +111,7 @@ class Testbed:
         _ip("-n", NS_RCV, "route", "replace", f"{ADDR_SND}/32", "dev", DEV_RCV, "initrwnd", str(initrwnd))
         with _netns(NS_SND):
             self.sysctls = _read_sysctls(_SYSCTLS)
+        self.offload = _offload_settings()
 
     def _read_line(self, timeout: float) -> str:
         assert self.proc is not None and self.proc.stdout is not None
@@ -198,3 +205,17 @@ class Testbed:
         for table in ("flows_trace", "queue_trace"):
             data[table] = {name: (dtype, (out / file).read_bytes()) for name, dtype, file in data["columns"][table]}
         return data
+
+
+def _offload_settings() -> dict[str, Any]:
+    """How the senders' device shapes what their TCP hands over: whether it
+    takes TSO and checksum offload, and the largest super-packet (bytes and
+    segments) the kernel builds for it (``ip -d link``)."""
+    out: dict[str, Any] = {"tso": OFFLOAD, "checksum": OFFLOAD, "coalesce_wait_us": BATCH_NS / 1000}
+    proc = _ip("-n", NS_SND, "-d", "-j", "link", "show", "dev", DEV_SND, check=False)
+    with contextlib.suppress(ValueError, IndexError, TypeError):
+        dev = json.loads(proc.stdout)[0]
+        for key in ("gso_max_size", "gso_max_segs", "tso_max_size", "tso_max_segs"):
+            if key in dev:
+                out[key] = int(dev[key])
+    return out
