@@ -24,6 +24,8 @@ from . import _core
 from .backends import BACKENDS
 from .backends.sim import simulate
 from .results import Result, ResultExistsError
+from .results.result import run_key
+from .results.spool import CHUNK_ROWS, TraceSpool
 from .results.store import atomic_folder, exists
 from .spec import Spec, SpecError, load_spec
 
@@ -85,10 +87,21 @@ def run(
     if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
     started, t0 = time.time(), time.perf_counter()
-    result = Result.from_raw(simulate(resolved, progress), resolved)
-    _stamp(result, "sim", started, t0)
-    if out_path is not None:
-        result.save(out_path, figure=figure)
+    if out_path is None:
+        result = Result.from_raw(simulate(resolved, progress), resolved)
+        _stamp(result, "sim", started, t0)
+        return result
+    # Saved runs write their traces as they go: memory does not grow with the duration.
+    with atomic_folder(out_path) as tmp:
+        spool = TraceSpool(resolved, tmp, run_key(resolved.resolved))
+        try:
+            raw = simulate(resolved, progress, sink=spool, chunk_rows=CHUNK_ROWS)
+        finally:
+            spool.close()
+        result = Result.from_spool(raw, resolved, spool)
+        _stamp(result, "sim", started, t0)
+        result.write_rest(tmp, figure=figure)
+    result.path = out_path
     return result
 
 

@@ -380,25 +380,72 @@ fn columns<'py>(py: Python<'py>, cols: &[(&'static str, Column)]) -> PyResult<Bo
 /// Runs one simulation from a resolved config dict and returns its raw output:
 /// `flows_trace` and `queue_trace` (column name → (numpy dtype, bytes)),
 /// `flows` (per-flow statistics), `queue`, `conservation` and `stats`.
+/// With `sink`, the trace goes to it instead, in chunks of at least
+/// `chunk_rows` flow rows (whole intervals) as the run goes and the rest at
+/// the end (see `hand_over`); the returned traces are then empty. The engine
+/// runs `slice_events` events between looks at signals, progress and the sink.
+/// Hands the trace rows recorded so far to `sink(flows_trace, queue_trace, flows)`:
+/// columns as in `simulate`'s output, and per foreground flow a dict of `id`,
+/// `cc`, `metric_names`, `start_ns` and `end_ns` (None while not known: the flow
+/// has neither completed nor reached its stop time).
+fn hand_over(py: Python<'_>, engine: &mut sim::Simulator, sink: &PyObject) -> PyResult<()> {
+    let ends = engine.flow_ends_so_far();
+    let names = engine.flow_metric_names();
+    let flows = PyList::empty(py);
+    for (i, ((cc, start_ns), (end, names))) in
+        engine.flow_identities().into_iter().zip(ends.into_iter().zip(names)).enumerate()
+    {
+        let fd = PyDict::new(py);
+        fd.set_item("id", i)?;
+        fd.set_item("cc", cc)?;
+        fd.set_item("metric_names", names)?;
+        fd.set_item("start_ns", start_ns)?;
+        fd.set_item("end_ns", end)?;
+        flows.append(fd)?;
+    }
+    let (flow_cols, queue_cols) = engine.take_trace();
+    sink.call1(py, (columns(py, &flow_cols)?, columns(py, &queue_cols)?, flows))?;
+    Ok(())
+}
+
 #[pyfunction]
-#[pyo3(signature = (config, progress=None))]
-fn simulate(py: Python<'_>, config: Bound<'_, PyDict>, progress: Option<PyObject>) -> PyResult<Py<PyDict>> {
+#[pyo3(signature = (config, progress=None, sink=None, chunk_rows=65536, slice_events=SLICE_EVENTS))]
+fn simulate(
+    py: Python<'_>,
+    config: Bound<'_, PyDict>,
+    progress: Option<PyObject>,
+    sink: Option<PyObject>,
+    chunk_rows: usize,
+    slice_events: u64,
+) -> PyResult<Py<PyDict>> {
     let cfg = config_from(&config)?;
     let mut engine = sim::Simulator::new(&cfg).map_err(PyValueError::new_err)?;
+    if sink.is_some() {
+        engine.set_trace_chunk_rows(chunk_rows);
+    }
     let t0 = std::time::Instant::now();
+    let mut writing = std::time::Duration::ZERO;
     // In slices of about a tenth of a second, so that Ctrl-C and SIGTERM take effect
     // (the signal handlers run between slices) and progress can be drawn.
     loop {
-        let done = py.allow_threads(|| engine.run_events(SLICE_EVENTS));
+        let done = py.allow_threads(|| engine.run_events(slice_events.max(1)));
         py.check_signals()?;
         if let Some(cb) = &progress {
             cb.call1(py, (engine.now_ns(), engine.bottleneck_data_packets(), t0.elapsed().as_secs_f64()))?;
+        }
+        if let Some(sink) = &sink {
+            if done || engine.trace_rows() >= chunk_rows {
+                let before = std::time::Instant::now();
+                hand_over(py, &mut engine, sink)?;
+                writing += before.elapsed();
+            }
         }
         if done {
             break;
         }
     }
-    let out = engine.finish(t0.elapsed().as_secs_f64()).map_err(PyRuntimeError::new_err)?;
+    // The engine's own time: without the sink's (writing the trace away).
+    let out = engine.finish((t0.elapsed() - writing).as_secs_f64()).map_err(PyRuntimeError::new_err)?;
     let d = PyDict::new(py);
     d.set_item("flows_trace", columns(py, &out.flow_columns)?)?;
     d.set_item("queue_trace", columns(py, &out.queue_columns)?)?;

@@ -14,7 +14,7 @@ use crate::packet::{Kind, Packet, PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
-use crate::trace::{FlowRow, FlowTrace, QueueTrace};
+use crate::trace::{Column, FlowRow, FlowTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
 use crate::{Config, Conservation, FlowStats, Output, QueueStats, SourceStats, TransferRecord};
 use cc::{CongestionControl, MAX_METRICS};
@@ -104,6 +104,8 @@ pub struct Simulator {
     rev_delay: Histogram,
     flow_trace: FlowTrace,
     queue_trace: QueueTrace,
+    /// See [`Simulator::set_trace_chunk_rows`].
+    trace_chunk_rows: usize,
     interval_drops: u64,
     /// Bottleneck CE marks counted up to the last probe.
     last_marks: u64,
@@ -193,6 +195,7 @@ impl Simulator {
             // Pre-size for up to 2^20 rows; longer traces grow as they go.
             flow_trace: FlowTrace::with_capacity(rows.min(1 << 20)),
             queue_trace: QueueTrace::default(),
+            trace_chunk_rows: usize::MAX,
             interval_drops: 0,
             last_marks: 0,
             interval_tx_bytes: 0,
@@ -482,6 +485,13 @@ impl Simulator {
         self.bottleneck_data_packets
     }
 
+    /// Ends every slice of [`Simulator::run_events`] once this many flow
+    /// trace rows are waiting, so that a caller taking them with
+    /// [`Simulator::take_trace`] holds at most about this many at a time.
+    pub fn set_trace_chunk_rows(&mut self, rows: usize) {
+        self.trace_chunk_rows = rows.max(1);
+    }
+
     /// Handles at most `budget` events; returns true once the experiment has
     /// reached its end. A caller that must stay responsive (to Ctrl-C, to draw
     /// progress) runs the engine in such slices.
@@ -509,7 +519,13 @@ impl Simulator {
                     self.flows[f as usize].sender.stop();
                     self.flush(f);
                 }
-                Event::Probe => self.probe(),
+                Event::Probe => {
+                    self.probe();
+                    if self.flow_trace.t_ns.len() >= self.trace_chunk_rows {
+                        // Time to hand the trace over (see `take_trace`).
+                        return false;
+                    }
+                }
                 Event::Arrival(s) => {
                     self.start_transfer(s, None);
                     let st = &mut self.tcp_sources[s as usize];
@@ -875,6 +891,57 @@ impl Simulator {
         }
     }
 
+    /// When a foreground flow ends (ns, not before its start): at its
+    /// completion or its stop, whichever is first, capped at `end_ns` (the
+    /// end of the run). None while neither has happened by `end_ns`.
+    fn flow_end(fl: &Flow, end_ns: u64) -> Option<u64> {
+        let start_ns = fl.start / PS_PER_NS;
+        let stop_ns = fl.stop.map(|t| t / PS_PER_NS).unwrap_or(end_ns).min(end_ns);
+        let end = match fl.sender.stats.completion.map(|t| (t - fl.start) / PS_PER_NS) {
+            Some(c) => (start_ns + c).min(stop_ns),
+            None => stop_ns,
+        };
+        (stop_ns < end_ns || fl.sender.stats.completion.is_some()).then_some(end.max(start_ns))
+    }
+
+    /// Each foreground flow's end as far as it is known now (see `flow_end`):
+    /// Some once it has completed or its stop time has passed.
+    pub fn flow_ends_so_far(&self) -> Vec<Option<u64>> {
+        let now_ns = self.now / PS_PER_NS;
+        self.flows[..self.n_fg]
+            .iter()
+            .map(|fl| Self::flow_end(fl, self.end / PS_PER_NS).filter(|&e| e <= now_ns))
+            .collect()
+    }
+
+    /// The names of each foreground flow's algorithm internals (the trace's `cc_k` columns).
+    pub fn flow_metric_names(&self) -> Vec<Vec<&'static str>> {
+        self.flows[..self.n_fg].iter().map(|fl| fl.sender.cc.metric_names().to_vec()).collect()
+    }
+
+    /// Each foreground flow's algorithm name and start time (ns).
+    pub fn flow_identities(&self) -> Vec<(&'static str, u64)> {
+        self.flows[..self.n_fg].iter().map(|fl| (fl.sender.cc.name(), fl.start / PS_PER_NS)).collect()
+    }
+
+    /// Trace rows recorded so far (flow rows).
+    pub fn trace_rows(&self) -> usize {
+        self.flow_trace.t_ns.len()
+    }
+
+    /// Takes the trace rows recorded since the start or the last call (flow
+    /// columns, queue columns), so that a long run can write them away as it
+    /// goes and its memory does not grow with its duration; `finish` returns
+    /// what is left. Rows come whole intervals at a time.
+    pub fn take_trace(&mut self) -> (Vec<(&'static str, Column)>, Vec<(&'static str, Column)>) {
+        let fwd = &self.ports[FWD];
+        let mut qt = std::mem::take(&mut self.queue_trace);
+        qt.state_names = fwd.qdisc.state_names();
+        qt.aqm = !fwd.qdisc.is_droptail();
+        let ft = std::mem::take(&mut self.flow_trace);
+        (ft.into_columns(), qt.into_columns())
+    }
+
     /// Packets accounted for at this moment.
     pub fn conservation(&self) -> Conservation {
         let queued: u64 = self.ports.iter().map(|p| p.held()).sum();
@@ -907,11 +974,7 @@ impl Simulator {
                 let s = &fl.sender;
                 let start_ns = fl.start / PS_PER_NS;
                 let completion = s.stats.completion.map(|t| (t - fl.start) / PS_PER_NS);
-                let stop_ns = fl.stop.map(|t| t / PS_PER_NS).unwrap_or(end_ns).min(end_ns);
-                let end = match completion {
-                    Some(c) => (start_ns + c).min(stop_ns),
-                    None => stop_ns,
-                };
+                let end = Self::flow_end(fl, end_ns).unwrap_or(end_ns.max(start_ns));
                 FlowStats {
                     id: s.id,
                     cc: s.cc.name().to_string(),
@@ -926,7 +989,7 @@ impl Simulator {
                     bottleneck_bytes: fl.total_bytes,
                     drops: fl.drops,
                     start_ns,
-                    end_ns: end.max(start_ns),
+                    end_ns: end,
                     completion_ns: completion,
                     rtt: s.rtt_hist.clone(),
                 }

@@ -40,30 +40,34 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .tracesums import TraceSums
+
 if TYPE_CHECKING:
     from ..spec import Spec
 
 __all__ = [
     "FORMAT_VERSION",
     "SIZE_CLASSES",
-    "decode_columns",
     "alive_in_bins",
     "binned_rates",
     "convergence",
     "cov",
+    "decode_columns",
     "fct_stats",
     "friendliness",
     "friendliness_vs_baseline",
-    "ideal_fct_ns",
     "goodput_bps",
+    "ideal_fct_ns",
     "jain_index",
     "jain_window_ns",
     "rate_bps",
+    "rates_from_sums",
     "responsiveness",
     "slowdown_stats",
-    "stability",
     "source_stats",
+    "stability",
     "summarize",
+    "trace_sums",
     "transfer_stats",
     "utilization",
     "window_rates_bps",
@@ -160,12 +164,54 @@ def window_rates_bps(
     lo, hi = window
     sel = (t_ns > lo) & (t_ns <= hi)
     sums = np.bincount(flow[sel].astype(np.int64), weights=nbytes[sel].astype(np.float64), minlength=len(lifetimes))
+    return rates_from_sums(sums, lifetimes, window)
+
+
+def rates_from_sums(sums: npt.NDArray[Any], lifetimes: Sequence[tuple[int, int]], window: tuple[int, int]) -> dict[int, float]:
+    """Per-flow rates from each flow's bytes over ``window``, over the part of it the flow was alive."""
+    lo, hi = window
     out: dict[int, float] = {}
     for i, (start, end) in enumerate(lifetimes):
         alive = min(end, hi) - max(start, lo)
         if alive > 0:
             out[i] = float(sums[i]) * 8.0 * NS_PER_S / alive
     return out
+
+
+def _average_ns(spec: Spec) -> int:
+    """The averaging span of convergence and responsiveness: a whole number of intervals."""
+    interval_ns = int(spec.engine["interval_ns"])
+    average_ns = max(int(spec.metrics.get("average_ns", NS_PER_S)), interval_ns)
+    return average_ns - average_ns % interval_ns
+
+
+def _windows(spec: Spec) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(the steady-state window, the second half) of the experiment."""
+    eng = spec.engine
+    duration_ns, interval_ns = int(eng["duration_ns"]), int(eng["interval_ns"])
+    m = spec.metrics
+    half = jain_window_ns(duration_ns, interval_ns)
+    window = (int(m["window_ns"][0]), int(m["window_ns"][1])) if m.get("window_ns") else half
+    return window, half
+
+
+def _stops(spec: Spec) -> list[int | None]:
+    duration_ns = int(spec.engine["duration_ns"])
+    return [
+        int(f["stop_ns"]) if f.get("stop_ns") is not None and int(f["stop_ns"]) < duration_ns else None
+        for f in spec.engine["flows"]
+    ]
+
+
+def trace_sums(spec: Spec) -> TraceSums:
+    """An empty :class:`TraceSums` holding what :func:`summarize` needs of this experiment's traces."""
+    eng = spec.engine
+    duration_ns, interval_ns = int(eng["duration_ns"]), int(eng["interval_ns"])
+    window, half = _windows(spec)
+    average_ns = _average_ns(spec)
+    bins = [(0, duration_ns, average_ns), *((window[0], window[1], k * NS_PER_S) for k in (1, 10))]
+    starts = [int(f["start_ns"]) for f in eng["flows"]]
+    return TraceSums(len(starts), starts, [half, window], bins, _stops(spec), interval_ns, average_ns)
 
 
 def _num(x: Any, ndigits: int) -> float | None:
@@ -448,13 +494,22 @@ def slowdown_stats(slowdown: npt.NDArray[np.float64]) -> dict[str, float | None]
     return {"slowdown_p50": _num(p50, 6), "slowdown_p95": _num(p95, 6), "slowdown_p99": _num(p99, 6)}
 
 
-def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
+def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None) -> dict[str, Any]:
     """The content of ``summary.json`` for one run.
 
     ``raw`` is what the simulator returned, ``spec`` the validated experiment.
     The result depends only on the two (no wall-clock times), so the same
-    experiment and seed give the same summary byte for byte.
+    experiment and seed give the same summary byte for byte. When the traces
+    went to disk as the run went, ``sums`` (:func:`trace_sums`, fed every
+    chunk) stands for them; otherwise they are taken from ``raw``.
     """
+    if sums is None:
+        sums = trace_sums(spec)
+        sums.add(
+            decode_columns(raw["flows_trace"]),
+            decode_columns(raw["queue_trace"]),
+            [int(f["end_ns"]) for f in raw["flows"]],
+        )
     eng = spec.engine
     duration_ns = int(eng["duration_ns"])
     interval_ns = int(eng["interval_ns"])
@@ -462,31 +517,26 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
     starts = [int(f["start_ns"]) for f in eng["flows"]]
     starts += [int(s["start_ns"]) for s in (*eng.get("tcp_sources", ()), *eng.get("udp_sources", ()))]
     first_start = min(starts)
-    m = spec.metrics
-    window = (int(m["window_ns"][0]), int(m["window_ns"][1])) if m.get("window_ns") else jain_window_ns(duration_ns, interval_ns)
-    half = jain_window_ns(duration_ns, interval_ns)
+    window, half = _windows(spec)
 
     queue = dict(raw["queue"])
     util = utilization(float(queue["tx_bytes"]), rate, (duration_ns - first_start) / NS_PER_S)
 
-    ft = decode_columns(raw["flows_trace"])
-    qt = decode_columns(raw["queue_trace"])
     lifetimes = [(int(f["start_ns"]), int(f["end_ns"])) for f in raw["flows"]]
 
     util_half: float | None = None
     util_window: float | None = None
     jain: float | None = None
     rates: dict[int, float] = {}
-    if len(qt.get("t_ns", ())) > 0:
+    if sums.has_queue_trace():
         for lo_hi, put in ((half, "half"), (window, "window")):
-            sel = (qt["t_ns"] > lo_hi[0]) & (qt["t_ns"] <= lo_hi[1])
-            u = utilization(float(qt["tx_bytes"][sel].sum()), rate, (lo_hi[1] - max(lo_hi[0], first_start)) / NS_PER_S)
+            u = utilization(float(sums.tx_bytes(lo_hi)), rate, (lo_hi[1] - max(lo_hi[0], first_start)) / NS_PER_S)
             if put == "half":
                 util_half = u
             else:
                 util_window = u
-    if len(ft.get("t_ns", ())) > 0:
-        rates = window_rates_bps(ft["t_ns"], ft["flow"], ft["bottleneck_bytes"], lifetimes, window)
+    if sums.has_flow_trace():
+        rates = rates_from_sums(sums.window_bytes(window), lifetimes, window)
         if rates:
             jain = jain_index(rates.values())
 
@@ -566,7 +616,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
         "jain_window_s": [_num(window[0] / NS_PER_S, 9), _num(window[1] / NS_PER_S, 9)],
         "window_s": [_num(window[0] / NS_PER_S, 9), _num(window[1] / NS_PER_S, 9)],
         "utilization_window": _num(util_window, 6),
-        **_dynamics(raw, spec, ft, rates, window),
+        **_dynamics(raw, spec, sums, rates, window),
         "flows": flows,
         "queue": {
             "arrivals": arrivals,
@@ -596,7 +646,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
 
 
 def _dynamics(
-    raw: Mapping[str, Any], spec: Spec, ft: Mapping[str, npt.NDArray[Any]], rates: Mapping[int, float], window: tuple[int, int]
+    raw: Mapping[str, Any], spec: Spec, sums: TraceSums, rates: Mapping[int, float], window: tuple[int, int]
 ) -> dict[str, Any]:
     """Friendliness, RTT fairness, convergence, stability and responsiveness (None without traces)."""
     m = spec.metrics
@@ -633,15 +683,12 @@ def _dynamics(
         }  # fmt: skip
     del resolved_groups
 
-    if len(ft.get("t_ns", ())) == 0 or n == 0:
+    if not sums.has_flow_trace() or n == 0:
         return {**out, "convergence": None, "stability": None, "responsiveness": None}
-    t, fl, nb = ft["t_ns"], ft["flow"], ft["bottleneck_bytes"]
     lifetimes = [(int(f["start_ns"]), int(f["end_ns"])) for f in flows]
     duration_ns = int(eng["duration_ns"])
-    interval_ns = int(eng["interval_ns"])
-    average_ns = max(int(m.get("average_ns", NS_PER_S)), interval_ns)
-    average_ns -= average_ns % interval_ns
-    ends, binned = binned_rates(t, fl, nb, n, 0, duration_ns, average_ns)
+    average_ns = _average_ns(spec)
+    ends, binned = sums.binned_rates(0, duration_ns, average_ns)
     hold_bins = math.ceil(int(m.get("hold_ns", NS_PER_S)) / average_ns)
     events = convergence(
         binned, alive_in_bins(lifetimes, ends, average_ns), ends, average_ns, [s for s, _ in lifetimes],
@@ -657,14 +704,16 @@ def _dynamics(
     stab: dict[str, Any] = dict(win)
     for seconds in (1, 10):
         bin_ns = seconds * NS_PER_S
-        ends_s, r = binned_rates(t, fl, nb, n, window[0], window[1], bin_ns)
+        ends_s, r = sums.binned_rates(window[0], window[1], bin_ns)
         stab[f"cov_{seconds}s"] = stability(r, alive_in_bins(lifetimes, ends_s, bin_ns)) if len(ends_s) >= 2 else None
     out["stability"] = stab
-    stops = [f.get("stop_ns") if f.get("stop_ns") is not None and int(f["stop_ns"]) < duration_ns else None for f in eng["flows"]]
-    out["responsiveness"] = {
-        "average_s": _num(average_ns / NS_PER_S, 9),
-        "events": responsiveness(t, fl, nb, lifetimes, stops, interval_ns, average_ns),
-    }
+    events = []
+    for e in sums.responsiveness(lifetimes):
+        row: dict[str, Any] = {"flow": e["flow"], "stop_s": _num(e["stop_ns"] / NS_PER_S, 9), "freed_bps": _bps(e["freed_bps"])}
+        for key in ("t80", "t95"):
+            row[f"{key}_s"] = None if e[f"{key}_ns"] is None else _num(e[f"{key}_ns"] / NS_PER_S, 9)
+        events.append(row)
+    out["responsiveness"] = {"average_s": _num(average_ns / NS_PER_S, 9), "events": events}
     return out
 
 

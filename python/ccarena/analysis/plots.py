@@ -64,6 +64,47 @@ class RunData(Protocol):
     def queue_arrow(self) -> Any: ...
 
 
+FLOW_COLUMNS = ("t_ns", "time_s", "flow", "group", "rate_bps", "cwnd_pkts", "srtt_us")
+QUEUE_COLUMNS = ("t_ns", "time_s", "backlog_pkts", "background_bytes")
+MAX_TRACE_ROWS = 2_000_000
+"""Rows of a trace read for a figure: a longer trace is read every k-th interval."""
+
+
+@dataclass(frozen=True)
+class PlotData:
+    """What the figures draw of a saved run, read from its folder with bounded memory:
+    the summary and the trace columns the panels use, every k-th interval of a
+    trace longer than :data:`MAX_TRACE_ROWS` rows (so a rate drawn over k
+    intervals is the rate of one of them)."""
+
+    summary: dict[str, Any]
+    flows_arrow: Any
+    queue_arrow: Any
+
+    @classmethod
+    def read(cls, summary: dict[str, Any], folder: Path) -> PlotData:
+        interval_ns = round(float(summary["interval_s"]) * 1e9)
+        flows = _read_thinned(folder / "flows.parquet", FLOW_COLUMNS, interval_ns)
+        queue = _read_thinned(folder / "queue.parquet", QUEUE_COLUMNS, interval_ns)
+        return cls(summary, flows, queue)
+
+
+def _read_thinned(path: Path, columns: Sequence[str], interval_ns: int, max_rows: int = MAX_TRACE_ROWS) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    cols = [c for c in columns if c in f.schema_arrow.names]
+    if f.metadata.num_rows <= max_rows:
+        return f.read(columns=cols)
+    k = -(-f.metadata.num_rows // max_rows)
+    parts = []
+    for batch in f.iter_batches(columns=cols, batch_size=1 << 16):
+        t = batch.column(cols.index("t_ns")).to_numpy(zero_copy_only=False).astype(np.int64)
+        parts.append(batch.filter(pa.array(((t - 1) // max(interval_ns, 1)) % k == 0)))
+    return pa.Table.from_batches(parts, schema=f.schema_arrow.select(cols) if not parts else parts[0].schema)
+
+
 _NUMPY_TYPES = {"double": "<f8", "uint64": "<u8", "uint32": "<u4", "int64": "<i8", "int32": "<i4", "uint8": "u1"}
 
 

@@ -7,9 +7,11 @@
   which falls as flows are added (their state no longer fits in the caches;
   :func:`seconds_per_packet`), plus the start-up;
 * trace rows: one per flow and per interval, and one per interval for the queue;
-* peak memory: the interpreter and its libraries, the trace rows (kept by
-  the engine, then copied into Arrow tables), the flows' state and the
-  packets the buffers and the paths hold.
+* peak memory: the interpreter and its libraries, the trace rows held at
+  once (a saved run writes its trace to disk in chunks as it goes, so one
+  chunk; a run kept in memory all of them), the sums the metrics keep, the
+  rows the figure reads, the flows' state and the packets the buffers and
+  the paths hold.
 
 The memory constants were fitted to the peak resident memory
 (``/usr/bin/time -v``) of five runs, from 1 to 1000 flows and from 10 to
@@ -39,6 +41,12 @@ BASE_BYTES = 90e6
 """The interpreter with numpy, pyarrow and the engine loaded."""
 BYTES_PER_TRACE_ROW = 500.0
 """A flows-trace row in the engine, in numpy and in Arrow (about 130 bytes each, and copies)."""
+CHUNK_ROWS = 1 << 16
+"""Flow rows a saved run holds at once (ccarena.results.spool.CHUNK_ROWS)."""
+FIGURE_ROWS = 2_000_000
+"""Most trace rows the figure reads (ccarena.analysis.plots.MAX_TRACE_ROWS)."""
+BYTES_PER_FIGURE_ROW = 150.0
+"""A row the figure reads and draws (fitted: 4.8 M rows of 200 flows, 280 MB)."""
 BYTES_PER_FLOW = 15e3
 """A flow's sender, receiver and algorithm state, and its summary."""
 BYTES_PER_PACKET = 160.0
@@ -81,8 +89,9 @@ def seconds_per_packet(flows: int) -> float:
     return a + b * lg + c * lg * lg
 
 
-def estimate(spec: Spec) -> Estimate:
-    """The cost of running ``spec`` in the simulator."""
+def estimate(spec: Spec, *, saved: bool = True, figure: bool = True) -> Estimate:
+    """The cost of running ``spec`` in the simulator: saved to a folder as it
+    goes (as ``ccarena run`` does), with or without the figure, or kept in memory."""
     eng = spec.engine
     duration_ns = int(eng["duration_ns"])
     flows = eng["flows"]
@@ -98,9 +107,17 @@ def estimate(spec: Spec) -> Estimate:
     rows = (len(flows) + 1) * intervals
     buffered = sum(int(eng[k].get("buffer_pkts", int(eng[k].get("buffer_bytes", 0)) // 40)) for k in ("bottleneck", "reverse"))
     in_flight = max((int(eng["bottleneck"]["rate_bps"]) * int(f["rtt_ns"]) / (8e9 * 1500) for f in flows), default=0.0)
+    if saved:
+        held = min(rows, CHUNK_ROWS + len(flows) + 1)
+        bins = 3 * duration_ns / 1e9  # per flow: the metrics' 1 s, 1 s and 10 s bins, at most
+        trace_bytes = BYTES_PER_TRACE_ROW * held + 8.0 * len(flows) * bins
+        if figure:
+            trace_bytes += BYTES_PER_FIGURE_ROW * min(rows, FIGURE_ROWS)
+    else:
+        trace_bytes = BYTES_PER_TRACE_ROW * rows
     memory = (
         BASE_BYTES
-        + BYTES_PER_TRACE_ROW * rows
+        + trace_bytes
         + BYTES_PER_FLOW * (len(flows) + sum(int(s["arrivals"].get("sessions", 0)) for s in tcp))
         + BYTES_PER_PACKET * min(buffered + 2 * in_flight, 4 * packets + 1000)
     )

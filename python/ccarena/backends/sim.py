@@ -11,7 +11,13 @@ from ..spec import Spec, SpecError
 __all__ = ["simulate"]
 
 
-def simulate(spec: Spec, progress: Callable[[int, int, float], None] | None = None) -> dict[str, Any]:
+def simulate(
+    spec: Spec,
+    progress: Callable[[int, int, float], None] | None = None,
+    *,
+    sink: Callable[..., None] | None = None,
+    chunk_rows: int = 1 << 16,
+) -> dict[str, Any]:
     """Runs the experiment in the simulator and returns its raw output.
 
     The GIL is released while the engine runs; between slices of about a
@@ -20,9 +26,13 @@ def simulate(spec: Spec, progress: Callable[[int, int, float], None] | None = No
     wall_seconds)`` is called. A configuration the engine refuses (which
     validation should have caught) is a :class:`SpecError`, never a bare
     ValueError.
+
+    With ``sink``, the traces go to ``sink(flows_trace, queue_trace, flows)``
+    in chunks of at least ``chunk_rows`` flow rows as the run goes (see
+    :class:`ccarena.results.spool.TraceSpool`) and come back empty.
     """
     try:
-        raw: dict[str, Any] = _core.simulate(spec.engine, progress)
+        raw: dict[str, Any] = _core.simulate(spec.engine, progress, sink, chunk_rows)
     except ValueError as e:
         raise SpecError("experiment", f"the engine refused it: {e}") from None
     return raw

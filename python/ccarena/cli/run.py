@@ -97,7 +97,7 @@ def _check_estimate(spec: Any, args: argparse.Namespace) -> int | None:
     """Prints the estimate when asked or worth knowing; refuses (exit 2) a run beyond the limits."""
     from ..backends.estimate import available_memory_bytes, estimate
 
-    est = estimate(spec)
+    est = estimate(spec, figure=not args.no_figure)
     if args.dry_run:
         print(f"estimate: {est.text()}")
         return EXIT_OK

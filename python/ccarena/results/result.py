@@ -36,6 +36,7 @@ import tomli_w
 from ..analysis.metrics import FORMAT_VERSION, summarize
 from ..analysis.tables import FLOW_RENAMES, QUEUE_RENAMES, empty_transfers, flows_table, queue_table, transfers_table
 from ..spec import Spec
+from .spool import PARQUET_OPTIONS, TraceSpool, table_metadata
 from .store import ResultExistsError, atomic_folder
 from .text import format_summary
 
@@ -44,10 +45,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["FORMAT_VERSION", "Result", "ResultExistsError", "run_key", "upgrade_summary", "upgrade_table"]
-
-PARQUET_COMPRESSION = "zstd"
-PARQUET_COMPRESSION_LEVEL = 3
-
 
 def upgrade_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """Brings a loaded summary to the current :data:`FORMAT_VERSION`."""
@@ -86,15 +83,7 @@ def run_key(spec: Mapping[str, Any]) -> str:
 
 
 def _write_parquet(table: pa.Table, path: Path, run: str) -> None:
-    table = table.replace_schema_metadata({"ccarena.format_version": str(FORMAT_VERSION), "ccarena.run": run})
-    pq.write_table(
-        table,
-        path,
-        compression=PARQUET_COMPRESSION,
-        compression_level=PARQUET_COMPRESSION_LEVEL,
-        write_statistics=True,
-        store_schema=True,
-    )
+    pq.write_table(table_metadata(table, run), path, **PARQUET_OPTIONS)
 
 
 def _summary_json(summary: Mapping[str, Any]) -> str:
@@ -121,8 +110,8 @@ class Result:
         self,
         spec: Mapping[str, Any],
         summary: Mapping[str, Any],
-        flows: pa.Table,
-        queue: pa.Table,
+        flows: pa.Table | None,
+        queue: pa.Table | None,
         *,
         transfers: pa.Table | None = None,
         raw: Mapping[str, Any] | None = None,
@@ -130,8 +119,9 @@ class Result:
     ) -> None:
         self.spec: dict[str, Any] = dict(spec)
         self.summary: dict[str, Any] = dict(summary)
-        self.flows_arrow = flows
-        self.queue_arrow = queue
+        # None: in flows.parquet / queue.parquet under ``path``, read when first asked for.
+        self._flows_arrow = flows
+        self._queue_arrow = queue
         self.transfers_arrow = transfers if transfers is not None else empty_transfers()
         self.raw = raw
         self.path = path
@@ -154,6 +144,39 @@ class Result:
         )
 
     @classmethod
+    def from_spool(cls, raw: Mapping[str, Any], spec: Spec, spool: TraceSpool) -> Result:
+        """A result whose traces went to disk as the run went (``spool.folder``);
+        they are read from there when first asked for."""
+        return cls(
+            spec.resolved,
+            summarize(raw, spec, spool.sums),
+            None,
+            None,
+            transfers=transfers_table(raw),
+            raw=raw,
+            path=spool.folder,
+        )
+
+    @property
+    def flows_arrow(self) -> pa.Table:
+        """The per-flow trace as an Arrow table (the content of flows.parquet)."""
+        if self._flows_arrow is None:
+            self._flows_arrow = self._read("flows.parquet", FLOW_RENAMES)
+        return self._flows_arrow
+
+    @property
+    def queue_arrow(self) -> pa.Table:
+        """The queue trace as an Arrow table (the content of queue.parquet)."""
+        if self._queue_arrow is None:
+            self._queue_arrow = self._read("queue.parquet", QUEUE_RENAMES)
+        return self._queue_arrow
+
+    def _read(self, name: str, renames: Mapping[str, str]) -> pa.Table:
+        if self.path is None:
+            raise ValueError(f"this result has no {name}")
+        return upgrade_table(pq.read_table(self.path / name), renames)
+
+    @classmethod
     def load(cls, path: str | Path) -> Result:
         """Reads a run saved with :meth:`save`."""
         folder = Path(path)
@@ -161,12 +184,10 @@ class Result:
             spec = tomllib.load(f)
         with open(folder / "summary.json", encoding="utf-8") as f:
             summary = upgrade_summary(json.load(f))
-        flows = upgrade_table(pq.read_table(folder / "flows.parquet"), FLOW_RENAMES)
-        queue = upgrade_table(pq.read_table(folder / "queue.parquet"), QUEUE_RENAMES)
         # Results saved before background traffic existed have no transfers.parquet.
         tpath = folder / "transfers.parquet"
         transfers = pq.read_table(tpath) if tpath.exists() else None
-        return cls(spec, summary, flows, queue, transfers=transfers, path=folder)
+        return cls(spec, summary, None, None, transfers=transfers, path=folder)
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -220,21 +241,29 @@ class Result:
         any error the temporary folder is removed.
         """
         out = Path(path)
+        flows, queue = self.flows_arrow, self.queue_arrow
         with atomic_folder(out) as tmp:
-            (tmp / "spec.toml").write_text(tomli_w.dumps(self.spec), encoding="utf-8")
-            (tmp / "summary.json").write_text(_summary_json(self.summary), encoding="utf-8")
-            if self.provenance is not None:
-                (tmp / "provenance.json").write_text(_summary_json(self.provenance), encoding="utf-8")
             key = self.run_key
-            _write_parquet(self.flows_arrow, tmp / "flows.parquet", key)
-            _write_parquet(self.queue_arrow, tmp / "queue.parquet", key)
-            _write_parquet(self.transfers_arrow, tmp / "transfers.parquet", key)
-            if figure and (self.flows_arrow.num_rows > 0 or self.queue_arrow.num_rows > 0):
-                from ..analysis import plots
-
-                plots.save(self, tmp / "figure.png", kind="overview")
+            _write_parquet(flows, tmp / "flows.parquet", key)
+            _write_parquet(queue, tmp / "queue.parquet", key)
+            self.write_rest(tmp, figure=figure)
         self.path = out
         return out
+
+    def write_rest(self, folder: Path, *, figure: bool = True) -> None:
+        """Writes everything but the traces into ``folder`` (where flows.parquet
+        and queue.parquet already are): spec, summary, provenance, transfers, figure."""
+        (folder / "spec.toml").write_text(tomli_w.dumps(self.spec), encoding="utf-8")
+        (folder / "summary.json").write_text(_summary_json(self.summary), encoding="utf-8")
+        if self.provenance is not None:
+            (folder / "provenance.json").write_text(_summary_json(self.provenance), encoding="utf-8")
+        _write_parquet(self.transfers_arrow, folder / "transfers.parquet", self.run_key)
+        if figure:
+            from ..analysis import plots
+
+            view = plots.PlotData.read(self.summary, folder)
+            if view.flows_arrow.num_rows > 0 or view.queue_arrow.num_rows > 0:
+                plots.save(view, folder / "figure.png", kind="overview")
 
     def summary_text(self) -> str:
         """A one-screen text summary: per-flow table, utilisation, fairness, queue, engine speed."""
