@@ -520,10 +520,9 @@ impl Simulator {
                     self.flush(f);
                 }
                 Event::Probe => {
-                    self.probe();
-                    if self.flow_trace.t_ns.len() >= self.trace_chunk_rows {
-                        // Time to hand the trace over (see `take_trace`).
-                        return false;
+                    if self.probe() {
+                        // Time to hand the trace over (see `take_trace`): end the slice.
+                        budget = 0;
                     }
                 }
                 Event::Arrival(s) => {
@@ -841,7 +840,9 @@ impl Simulator {
         self.enqueue(port, id);
     }
 
-    fn probe(&mut self) {
+    /// Records one interval; true when `trace_chunk_rows` flow rows are waiting.
+    #[inline(never)]
+    fn probe(&mut self) -> bool {
         let now = self.now;
         if self.trace_on {
             let t_ns = now / PS_PER_NS;
@@ -889,6 +890,7 @@ impl Simulator {
         if now < self.end {
             self.q.push((now + self.interval).min(self.end), Event::Probe);
         }
+        self.flow_trace.t_ns.len() >= self.trace_chunk_rows
     }
 
     /// When a foreground flow ends (ns, not before its start): at its
