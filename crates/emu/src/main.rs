@@ -34,17 +34,19 @@ const READ_BATCH: usize = 64;
 
 /// Linux lets real-time tasks run `kernel.sched_rt_runtime_us` (950 ms) of
 /// every `sched_rt_period_us` (1 s) and then stops them for the rest of the
-/// period: up to 50 ms in which nothing would be delivered. So the emulator
-/// sleeps at least this share (per mille) of every window: when it has
-/// slept less it naps (until the next event, within [`MIN_NAP_NS`,
-/// `MAX_NAP_NS`]) even with work waiting, which delays a few deliveries by
-/// tens of microseconds instead of a few by milliseconds. Under load the
-/// packets due after a nap go out coalesced, which is less work.
-const MIN_SLEEP_PERMILLE: u64 = 100;
+/// period: up to 50 ms in which nothing would be delivered. Busy-waiting
+/// counts as running. So every [`CPU_CHECK`] the emulator reads its own CPU
+/// time, and while it has used more than [`MAX_CPU_PERMILLE`] of the
+/// current [`CPU_WINDOW`] it naps until its next event is due between
+/// turns instead of busy-waiting (at least [`MIN_NAP_NS`], even with work
+/// waiting, at most [`MAX_NAP_NS`]): deliveries late by tens of
+/// microseconds instead of milliseconds. Under load the packets due after a
+/// nap go out coalesced, which is less work.
+const MAX_CPU_PERMILLE: u64 = 900;
+const CPU_WINDOW: Time = 10_000_000 * PS_PER_NS;
+const CPU_CHECK: Time = 200_000 * PS_PER_NS;
 const MIN_NAP_NS: u64 = 10_000;
 const MAX_NAP_NS: u64 = 100_000;
-/// The window over which that share is kept, ps (10 ms).
-const SLEEP_WINDOW: Time = 10_000_000 * PS_PER_NS;
 
 fn usage() -> String {
     "usage: ccarena-emu --config FILE --out DIR".to_string()
@@ -159,7 +161,11 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     let (mut cpu_at_start, mut cpu_at_end): (Option<f64>, Option<f64>) = (None, None);
     let mut idle: Time = 0;
     let (mut busy_from, mut busy): (Option<(Time, Time)>, Option<Time>) = (None, None);
-    let (mut window_start, mut slept, mut forced_sleeps): (Time, Time, u64) = (clock(), 0, 0);
+    // (wall time, thread CPU ns) at the start of the current CPU window; naps taken.
+    let mut window: (Time, u64) = (clock(), sys::thread_cpu_ns());
+    let mut next_check = clock();
+    let mut over = false;
+    let mut forced_sleeps = 0u64;
     while !stop && !TERMINATE.load(Ordering::Relaxed) {
         let now = clock();
         engine.run_until(now, &mut deliver);
@@ -171,32 +177,37 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
             Some(t) => (t + batch).saturating_sub(now),
             None => 50_000 * PS_PER_NS * 1000, // 50 ms
         };
-        if now - window_start > SLEEP_WINDOW {
-            window_start = now;
-            slept = 0;
+        if now >= next_check {
+            // Over the CPU budget of this window (see MAX_CPU_PERMILLE): short naps until the next check.
+            next_check = now + CPU_CHECK;
+            let cpu = sys::thread_cpu_ns();
+            if now - window.0 > CPU_WINDOW {
+                window = (now, cpu);
+                over = false;
+            } else {
+                over = cpu - window.1 > (now - window.0) / PS_PER_NS * MAX_CPU_PERMILLE / 1000;
+            }
         }
-        if slept * 1000 < (now - window_start) * MIN_SLEEP_PERMILLE {
-            // Behind on sleep: sleep for real, whatever arrives meanwhile.
-            let nap = (wait / PS_PER_NS).clamp(MIN_NAP_NS, MAX_NAP_NS);
+        let timeout = if over {
+            // A nap until the next event is due (within MIN_NAP_NS, MAX_NAP_NS), then a
+            // look at the devices without waiting.
             let before = clock();
-            sys::sleep_ns(nap);
-            let napped = clock() - before;
-            slept += napped;
-            idle += napped;
+            sys::sleep_ns((wait / PS_PER_NS).clamp(MIN_NAP_NS, MAX_NAP_NS));
+            idle += clock() - before;
             forced_sleeps += 1;
-            continue;
-        }
-        let timeout = if wait > spin { (wait - spin) / PS_PER_NS } else { 0 };
+            engine.run_until(clock(), &mut deliver);
+            0
+        } else if wait > spin {
+            (wait - spin) / PS_PER_NS
+        } else {
+            0
+        };
         for f in fds.iter_mut() {
             f.revents = 0;
         }
         let before = clock();
         let ready = sys::ppoll(&mut fds, timeout).map_err(|e| format!("ppoll: {e}"))?;
-        let waited = clock() - before;
-        idle += waited;
-        if timeout > 0 {
-            slept += waited;
-        }
+        idle += clock() - before;
         if ready == 0 {
             if timeout > 0 {
                 // How late the timer woke us, beyond the timeout asked for.

@@ -29,7 +29,7 @@ pub struct RunInfo {
     pub wire_packets: u64,
     /// Whether the devices were opened with TSO and checksum offload.
     pub offload: bool,
-    /// Waits slept through instead of busy-waited, to stay clear of RT throttling.
+    /// Naps taken to keep the CPU share under Linux's real-time throttling limit.
     pub forced_sleeps: u64,
     /// CPU seconds the emulator used during the measurement.
     pub measured_cpu_seconds: Option<f64>,

@@ -205,3 +205,11 @@ pub fn sleep_ns(ns: u64) {
     // SAFETY: nanosleep reads one timespec; the remainder is not wanted.
     unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
+
+/// CPU time of the calling thread, nanoseconds (what RT throttling counts).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
