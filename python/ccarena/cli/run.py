@@ -93,6 +93,19 @@ PROGRESS_AFTER_S = 2.0
 """The progress bar appears once a run has taken this long (on a terminal)."""
 
 
+def _free_disk_bytes(target: Path) -> int | None:
+    """Free space of the file system the result would be written to (its nearest existing folder)."""
+    import shutil
+
+    for folder in (target, *target.absolute().parents):
+        if folder.is_dir():
+            try:
+                return shutil.disk_usage(folder).free
+            except OSError:
+                return None
+    return None
+
+
 def _check_estimate(spec: Any, args: argparse.Namespace) -> int | None:
     """Prints the estimate when asked or worth knowing; refuses (exit 2) a run beyond the limits."""
     from ..backends.estimate import available_memory_bytes, estimate
@@ -104,8 +117,16 @@ def _check_estimate(spec: Any, args: argparse.Namespace) -> int | None:
     avail = available_memory_bytes()
     too_big = avail is not None and est.memory_bytes > avail / 2
     too_long = est.wall_s > WALL_LIMIT_S
-    if (too_big or too_long) and not args.force:
-        why = "more than half the available memory" if too_big else "more than an hour"
+    free = _free_disk_bytes(Path(args.out) if args.out else Path.cwd())
+    too_much_disk = free is not None and est.disk_bytes > free / 2
+    if (too_big or too_long or too_much_disk) and not args.force:
+        why = (
+            "more than half the available memory"
+            if too_big
+            else "more than half the free disk space"
+            if too_much_disk
+            else "more than an hour"
+        )
         error(f"this run would need {est.text()}: {why}; run with --force to go ahead, or make it smaller")
         return EXIT_USAGE
     if est.wall_s > SHOW_ESTIMATE_S:
