@@ -158,7 +158,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     let mut stop = false;
     // CPU time at the start and the end of the measurement, and time spent
     // working (not waiting or polling for work) in it.
-    let (mut cpu_at_start, mut cpu_at_end): (Option<f64>, Option<f64>) = (None, None);
+    let (mut cpu_at_start, mut cpu_at_end): (Option<u64>, Option<u64>) = (None, None);
     let mut idle: Time = 0;
     let (mut busy_from, mut busy): (Option<(Time, Time)>, Option<Time>) = (None, None);
     // (wall time, thread CPU ns) at the start of the current CPU window; naps taken.
@@ -170,7 +170,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
         let now = clock();
         engine.run_until(now, &mut deliver);
         if cpu_at_end.is_none() && engine.finished() {
-            cpu_at_end = Some(sys::cpu_seconds());
+            cpu_at_end = Some(sys::thread_cpu_ns());
             busy = busy_from.map(|(t, i)| (now - t).saturating_sub(idle - i));
         }
         let wait = match engine.next_event() {
@@ -278,7 +278,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
                     ["start", t0] => {
                         let t0: u64 = t0.parse().map_err(|_| format!("bad start time {t0:?}"))?;
                         engine.start(t0.saturating_sub(epoch) * PS_PER_NS);
-                        cpu_at_start = Some(sys::cpu_seconds());
+                        cpu_at_start = Some(sys::thread_cpu_ns());
                         busy_from = Some((clock(), idle));
                     }
                     ["stop"] => stop = true,
@@ -298,7 +298,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
         wire_packets,
         offload,
         forced_sleeps,
-        measured_cpu_seconds: cpu_at_start.zip(cpu_at_end).map(|(a, b)| b - a),
+        measured_cpu_seconds: cpu_at_start.zip(cpu_at_end).map(|(a, b)| (b - a) as f64 / 1e9),
         busy_seconds: busy.map(|b| b as f64 / 1e12),
         write_ns,
         wake_ns,

@@ -188,16 +188,6 @@ pub fn write(fd: i32, buf: &[u8]) -> bool {
     n == buf.len() as isize
 }
 
-/// CPU time this process has used (user and system: the kernel's work in
-/// its system calls, such as the receivers' TCP in a write, counts), seconds.
-pub fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes one rusage.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
-    t(ru.ru_utime) + t(ru.ru_stime)
-}
-
 /// Sleeps `ns` nanoseconds (less if a signal arrives).
 pub fn sleep_ns(ns: u64) {
     let ts =
@@ -206,7 +196,9 @@ pub fn sleep_ns(ns: u64) {
     unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
 
-/// CPU time of the calling thread, nanoseconds (what RT throttling counts).
+/// CPU time of the calling thread, nanoseconds: user and system, so the
+/// kernel's work in its system calls (such as the receivers' TCP in a write)
+/// counts — what RT throttling counts. The emulator has one thread.
 pub fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec.

@@ -196,34 +196,54 @@ fn set_ip_checksum(ip: &mut [u8]) {
     ip[10..12].copy_from_slice(&c.to_be_bytes());
 }
 
+/// The sum of the TCP pseudo-header (RFC 9293 §3.1) for IPv4 header `ip`
+/// and `tcp_len` bytes of TCP header and payload, not yet folded.
+fn pseudo_header_sum(ip: &[u8], tcp_len: usize) -> u64 {
+    let mut pseudo = [0u8; 12];
+    pseudo[..8].copy_from_slice(&ip[12..20]);
+    pseudo[9] = PROTO_TCP;
+    pseudo[10..12].copy_from_slice(&(tcp_len as u16).to_be_bytes());
+    sum16(&pseudo, 0)
+}
+
 /// The TCP checksum of a segment (IPv4 header `ip`, then TCP header and
 /// payload in `tcp`), written into the TCP header.
 fn set_tcp_checksum(ip: &[u8], tcp: &mut [u8]) {
     tcp[16] = 0;
     tcp[17] = 0;
-    let mut pseudo = [0u8; 12];
-    pseudo[..8].copy_from_slice(&ip[12..20]);
-    pseudo[9] = PROTO_TCP;
-    pseudo[10..12].copy_from_slice(&(tcp.len() as u16).to_be_bytes());
-    let c = !fold(sum16(tcp, sum16(&pseudo, 0)));
+    let c = !fold(sum16(tcp, pseudo_header_sum(ip, tcp.len())));
     tcp[16..18].copy_from_slice(&c.to_be_bytes());
 }
 
-/// How a TCP/IPv4 super-packet `b` (a TSO/GSO packet with segment payload
-/// `gso_size`) splits: (IP header length, IP + TCP header length, segments).
-/// None if it is not one.
-pub fn tso_layout(b: &[u8], gso_size: usize) -> Option<(usize, usize, usize)> {
-    if gso_size == 0 || b.len() < 20 || b[0] >> 4 != 4 || b[9] != PROTO_TCP {
+/// (IP header length, IP + TCP header length) of a packet the caller knows
+/// to be TCP/IPv4 with whole headers.
+fn header_lens(b: &[u8]) -> (usize, usize) {
+    let ihl = ((b[0] & 0x0f) as usize) * 4;
+    (ihl, ihl + ((b[ihl + 12] >> 4) as usize) * 4)
+}
+
+/// [`header_lens`] of `b` if it starts with an IPv4 header of TCP and both
+/// headers are whole in it.
+fn tcp_header_lens(b: &[u8]) -> Option<(usize, usize)> {
+    if b.len() < 40 || b[0] >> 4 != 4 || b[9] != PROTO_TCP {
         return None;
     }
     let ihl = ((b[0] & 0x0f) as usize) * 4;
     if ihl < 20 || b.len() < ihl + 20 {
         return None;
     }
-    let hdr = ihl + ((b[ihl + 12] >> 4) as usize) * 4;
-    if hdr < ihl + 20 || hdr > b.len() {
+    let (_, hdr) = header_lens(b);
+    (hdr >= ihl + 20 && hdr <= b.len()).then_some((ihl, hdr))
+}
+
+/// How a TCP/IPv4 super-packet `b` (a TSO/GSO packet with segment payload
+/// `gso_size`) splits: (IP header length, IP + TCP header length, segments).
+/// None if it is not one.
+pub fn tso_layout(b: &[u8], gso_size: usize) -> Option<(usize, usize, usize)> {
+    if gso_size == 0 {
         return None;
     }
+    let (ihl, hdr) = tcp_header_lens(b)?;
     // The IP length of a super-packet may be anything (Linux writes the
     // first segment's or 0 for large ones): the buffer's length counts.
     let payload = b.len() - hdr;
@@ -290,16 +310,9 @@ pub fn continues(a: &[u8], b: &[u8]) -> bool {
 /// (IP header length, IP + TCP header length, payload length) of a whole
 /// TCP/IPv4 packet `b`.
 fn tcp_parts(b: &[u8]) -> Option<(usize, usize, usize)> {
-    if b.len() < 40 || b[0] >> 4 != 4 || b[9] != PROTO_TCP || be16(b, 6) & 0x3fff != 0 {
-        return None;
-    }
-    let ihl = ((b[0] & 0x0f) as usize) * 4;
-    let total = be16(b, 2) as usize;
-    if ihl < 20 || total != b.len() || b.len() < ihl + 20 {
-        return None;
-    }
-    let hdr = ihl + ((b[ihl + 12] >> 4) as usize) * 4;
-    (hdr >= ihl + 20 && hdr <= b.len()).then_some((ihl, hdr, b.len() - hdr))
+    let (ihl, hdr) = tcp_header_lens(b)?;
+    // Not a fragment, and the IP length is the buffer's.
+    (be16(b, 6) & 0x3fff == 0 && be16(b, 2) as usize == b.len()).then_some((ihl, hdr, b.len() - hdr))
 }
 
 /// Appends `b`'s payload to the coalesced packet in `out[..len]` (which
@@ -307,8 +320,7 @@ fn tcp_parts(b: &[u8]) -> Option<(usize, usize, usize)> {
 /// PSH flag carries over. Call only when [`continues`] held for the last
 /// segment appended and `b`.
 pub fn append_segment(out: &mut [u8], len: usize, b: &[u8]) -> usize {
-    let ihl = ((b[0] & 0x0f) as usize) * 4;
-    let hdr = ihl + ((b[ihl + 12] >> 4) as usize) * 4;
+    let (ihl, hdr) = header_lens(b);
     let add = b.len() - hdr;
     out[len..len + add].copy_from_slice(&b[hdr..]);
     out[ihl + 13] |= b[ihl + 13] & PSH;
@@ -321,16 +333,11 @@ pub fn append_segment(out: &mut [u8], len: usize, b: &[u8]) -> usize {
 /// pseudo-header sum, and the header telling the device so
 /// (`VNET_F_NEEDS_CSUM`, as Linux's GRO leaves a coalesced packet).
 pub fn finish_coalesced(out: &mut [u8], gso_size: usize) -> VnetHdr {
-    let ihl = ((out[0] & 0x0f) as usize) * 4;
-    let hdr = ihl + ((out[ihl + 12] >> 4) as usize) * 4;
+    let (ihl, hdr) = header_lens(out);
     let len = out.len();
     out[2..4].copy_from_slice(&(len as u16).to_be_bytes());
     set_ip_checksum(&mut out[..ihl]);
-    let mut pseudo = [0u8; 12];
-    pseudo[..8].copy_from_slice(&out[12..20]);
-    pseudo[9] = PROTO_TCP;
-    pseudo[10..12].copy_from_slice(&((len - ihl) as u16).to_be_bytes());
-    let partial = fold(sum16(&pseudo, 0));
+    let partial = fold(pseudo_header_sum(out, len - ihl));
     out[ihl + 16..ihl + 18].copy_from_slice(&partial.to_be_bytes());
     VnetHdr {
         flags: VNET_F_NEEDS_CSUM,
