@@ -25,7 +25,7 @@ from .backends import BACKENDS
 from .backends.sim import simulate
 from .results import Result, ResultExistsError
 from .results.result import run_key
-from .results.spool import CHUNK_ROWS, TraceSpool
+from .results.spool import TraceSpool
 from .results.store import atomic_folder, exists
 from .spec import Spec, SpecError, load_spec
 
@@ -95,7 +95,7 @@ def run(
     with atomic_folder(out_path) as tmp:
         spool = TraceSpool(resolved, tmp, run_key(resolved.resolved))
         try:
-            raw = simulate(resolved, progress, sink=spool, chunk_rows=CHUNK_ROWS)
+            raw = simulate(resolved, progress, sink=spool)
         finally:
             spool.close()
         result = Result.from_spool(raw, resolved, spool)

@@ -161,10 +161,10 @@ def window_rates_bps(
     (``lifetimes[i] = (start_ns, end_ns)``). Flows alive for none of the
     window are left out.
     """
-    lo, hi = window
-    sel = (t_ns > lo) & (t_ns <= hi)
-    sums = np.bincount(flow[sel].astype(np.int64), weights=nbytes[sel].astype(np.float64), minlength=len(lifetimes))
-    return rates_from_sums(sums, lifetimes, window)
+    n = len(lifetimes)
+    sums = TraceSums(n, [start for start, _ in lifetimes], [window], [], [], 1, 1)
+    sums.add({"t_ns": t_ns, "flow": flow, "bottleneck_bytes": nbytes}, {}, [None] * n)
+    return rates_from_sums(sums.window_bytes(window), lifetimes, window)
 
 
 def rates_from_sums(sums: npt.NDArray[Any], lifetimes: Sequence[tuple[int, int]], window: tuple[int, int]) -> dict[int, float]:
@@ -326,15 +326,9 @@ def binned_rates(
     Each interval row counts in the bin its end time falls in (exact when the
     bins are multiples of the trace interval, as they are here).
     """
-    n_bins = (hi - lo) // bin_ns if bin_ns > 0 else 0
-    if n_bins <= 0:
-        return np.zeros(0, dtype=np.int64), np.zeros((n_flows, 0))
-    sel = (t_ns > lo) & (t_ns <= lo + n_bins * bin_ns)
-    b = (t_ns[sel].astype(np.int64) - lo - 1) // bin_ns
-    out = np.zeros((n_flows, n_bins))
-    np.add.at(out, (flow[sel].astype(np.int64), b), nbytes[sel].astype(np.float64))
-    ends = lo + bin_ns * np.arange(1, n_bins + 1, dtype=np.int64)
-    return ends, out * 8.0 * NS_PER_S / bin_ns
+    sums = TraceSums(n_flows, [0] * n_flows, [], [(lo, hi, bin_ns)], [], 1, 1)
+    sums.add({"t_ns": t_ns, "flow": flow, "bottleneck_bytes": nbytes}, {}, [None] * n_flows)
+    return sums.binned_rates(lo, hi, bin_ns)
 
 
 def alive_in_bins(lifetimes: Sequence[tuple[int, int]], ends: npt.NDArray[np.int64], bin_ns: int) -> npt.NDArray[np.bool_]:
@@ -421,27 +415,21 @@ def responsiveness(
     and the times are from the stop to the end of the first interval at
     ``before + f·freed`` (null when never reached).
     """
-    out = []
-    for i, stop in enumerate(stops):
-        if stop is None:
-            continue
-        others = [j for j, (s, e) in enumerate(lifetimes) if j != i and s < stop and e > stop]
-        if not others:
-            continue
-        span = (t_ns > stop - average_ns) & (t_ns <= stop)
-        freed = float(nbytes[span & (flow == i)].sum()) * 8.0 * NS_PER_S / average_ns
-        mine = np.isin(flow, others)
-        before = float(nbytes[span & mine].sum()) * 8.0 * NS_PER_S / average_ns
-        after = t_ns > stop
-        times = np.unique(t_ns[after & mine])
-        agg = np.bincount(np.searchsorted(times, t_ns[after & mine]), weights=nbytes[after & mine].astype(np.float64),
-                          minlength=len(times)) * 8.0 * NS_PER_S / interval_ns
-        row: dict[str, Any] = {"flow": i, "stop_s": _num(stop / NS_PER_S, 9), "freed_bps": _bps(freed)}
-        for f in (0.8, 0.95):
-            hit = np.flatnonzero(agg >= before + f * freed) if freed > 0 else np.zeros(0, dtype=np.int64)
-            row[f"t{round(f * 100)}_s"] = _num((int(times[hit[0]]) - stop) / NS_PER_S, 9) if len(hit) else None
-        out.append(row)
-    return out
+    n = len(lifetimes)
+    sums = TraceSums(n, [start for start, _ in lifetimes], [], [], stops, interval_ns, average_ns)
+    sums.add({"t_ns": t_ns, "flow": flow, "bottleneck_bytes": nbytes}, {}, [end for _, end in lifetimes])
+    return _responsiveness_rows(sums, lifetimes)
+
+
+def _responsiveness_rows(sums: TraceSums, lifetimes: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+    """:meth:`TraceSums.responsiveness` in summary.json's units."""
+    rows = []
+    for e in sums.responsiveness(lifetimes):
+        row: dict[str, Any] = {"flow": e["flow"], "stop_s": _num(e["stop_ns"] / NS_PER_S, 9), "freed_bps": _bps(e["freed_bps"])}
+        for key in ("t80", "t95"):
+            row[f"{key}_s"] = None if e[f"{key}_ns"] is None else _num(e[f"{key}_ns"] / NS_PER_S, 9)
+        rows.append(row)
+    return rows
 
 
 def friendliness(rates: Mapping[int, float], standard: Sequence[bool]) -> dict[str, Any]:
@@ -707,13 +695,7 @@ def _dynamics(
         ends_s, r = sums.binned_rates(window[0], window[1], bin_ns)
         stab[f"cov_{seconds}s"] = stability(r, alive_in_bins(lifetimes, ends_s, bin_ns)) if len(ends_s) >= 2 else None
     out["stability"] = stab
-    events = []
-    for e in sums.responsiveness(lifetimes):
-        row: dict[str, Any] = {"flow": e["flow"], "stop_s": _num(e["stop_ns"] / NS_PER_S, 9), "freed_bps": _bps(e["freed_bps"])}
-        for key in ("t80", "t95"):
-            row[f"{key}_s"] = None if e[f"{key}_ns"] is None else _num(e[f"{key}_ns"] / NS_PER_S, 9)
-        events.append(row)
-    out["responsiveness"] = {"average_s": _num(average_ns / NS_PER_S, 9), "events": events}
+    out["responsiveness"] = {"average_s": _num(average_ns / NS_PER_S, 9), "events": _responsiveness_rows(sums, lifetimes)}
     return out
 
 

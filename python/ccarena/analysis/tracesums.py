@@ -35,7 +35,6 @@ class _Stop:
         # the freed capacity, the others' their rate before.
         self.span = [0] * n
         self.others: list[int] | None = None
-        self.threshold: dict[float, float] = {}
         self.hit: dict[float, int | None] = {0.8: None, 0.95: None}
         self.freed = 0.0
         self.before = 0.0

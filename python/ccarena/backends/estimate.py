@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..spec import Spec
+from .sim import CHUNK_ROWS
 
 __all__ = ["Estimate", "available_memory_bytes", "estimate"]
 
@@ -42,8 +43,6 @@ BASE_BYTES = 90e6
 """The interpreter with numpy, pyarrow and the engine loaded."""
 BYTES_PER_TRACE_ROW = 500.0
 """A flows-trace row in the engine, in numpy and in Arrow (about 130 bytes each, and copies)."""
-CHUNK_ROWS = 1 << 16
-"""Flow rows a saved run holds at once (ccarena.results.spool.CHUNK_ROWS)."""
 FIGURE_ROWS = 2_000_000
 """Most trace rows the figure reads (ccarena.analysis.plots.MAX_TRACE_ROWS)."""
 BYTES_PER_FIGURE_ROW = 150.0

@@ -8,7 +8,10 @@ from typing import Any
 from .. import _core
 from ..spec import Spec, SpecError
 
-__all__ = ["simulate"]
+__all__ = ["CHUNK_ROWS", "simulate"]
+
+CHUNK_ROWS = 1 << 16
+"""Flow trace rows the engine holds before it hands them to a sink (about 33 MB in memory)."""
 
 
 def simulate(
@@ -16,7 +19,7 @@ def simulate(
     progress: Callable[[int, int, float], None] | None = None,
     *,
     sink: Callable[..., None] | None = None,
-    chunk_rows: int = 1 << 16,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> dict[str, Any]:
     """Runs the experiment in the simulator and returns its raw output.
 

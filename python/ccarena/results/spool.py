@@ -32,9 +32,6 @@ PARQUET_OPTIONS: dict[str, Any] = {
 }
 """How every Parquet file of a result is written."""
 
-CHUNK_ROWS = 1 << 16
-"""Flow rows per chunk (and row group) handed over by the simulator."""
-
 _NOT_ENDED = 2**63 - 1
 
 
