@@ -21,7 +21,7 @@
 //! rt_priority 50             # SCHED_FIFO priority, 0 = none
 //! spin_ns 60000              # busy-wait the last part of every wait
 //! cpu 1                      # optional: run on this CPU only
-//! batch_ns 20000             # optional: wake this long after a delivery is due, so that
+//! batch_ns 20000             # optional: wake this long after a delivery to a receiver is due, so that
 //!                            # packets due together coalesce (default 0)
 //! offload 1                  # TSO/checksum offload on the devices (0: one packet per read)
 //! qdisc red min_th=5 max_th=15 ecn=true   # optional forward discipline (default droptail)

@@ -82,6 +82,35 @@ pub enum Side {
     Rcv,
 }
 
+/// What a write to a device carried: the flow of its packets and the time
+/// the last of them was due (the write is late by its time minus `due`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cause {
+    pub flow: u32,
+    pub due: Time,
+}
+
+/// A packet read from the receivers' device right after a write of flow
+/// `flow` whose last packet was `due` and that ended at `written`; the
+/// packet was read at `read`. If it belongs to the same flow, it is that
+/// write's answer (an ACK the receiving TCP sent while taking the data), and
+/// the write's lateness is taken back on its way to the sender: it is due
+/// one delay after the time it would have left had the data arrived on
+/// time, `due + (read − written)`, instead of one delay after it was read.
+/// The sender then sees the path's delays as configured however late the
+/// emulator got round to the data (the receiver alone sees the lateness,
+/// which is measured as before). Any other packet from a flow's receiver
+/// (an ACK sent when the application read, or on a timer) is taken to
+/// answer the flow's last write: the lateness of that write comes off its
+/// delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub flow: u32,
+    pub due: Time,
+    pub written: Time,
+    pub read: Time,
+}
+
 /// A link: rate and queue limit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
@@ -123,6 +152,8 @@ struct Slot {
     flow: u32,
     meta: Meta,
     enqueued_at: Time,
+    /// Time taken off the packet's delay on its line (see [`Answer`]).
+    credit: Time,
 }
 
 /// The packet slots as the queue disciplines see them. ECN bits are the
@@ -168,6 +199,8 @@ struct FlowAcc {
     pending: VecDeque<(u32, Time, bool)>,
     /// RTT samples, µs.
     rtt: Histogram,
+    /// How late the last write to the receiver was (see [`Answer`]).
+    late_by: Time,
 }
 
 /// Statistics of a finished measurement.
@@ -182,6 +215,9 @@ pub struct FlowReport {
 pub struct Engine {
     cfg: EngineConfig,
     q: EventQueue,
+    /// Deliveries to the senders, apart from `q` so that the caller can
+    /// wake for them without waiting for more to batch ([`Engine::next_wake`]).
+    to_senders: EventQueue,
     ports: [Port; 2],
     busy_until: [Time; 2],
     /// Lines 2·f (forward) and 2·f+1 (reverse) for flows 0..=n; n is "other".
@@ -218,6 +254,9 @@ pub struct Engine {
     super_packets: u64,
     coalesced_writes: u64,
     coalesced_packets: u64,
+    /// Credit given to packets from the flows' receivers (see [`Answer`]),
+    /// ns, in the measurement.
+    credit: Histogram,
     /// The `now` of the current [`Engine::run_until`].
     horizon: Time,
     /// Packets of one write and their due times (reused).
@@ -250,6 +289,7 @@ impl Engine {
         ];
         Engine {
             q: EventQueue::new(),
+            to_senders: EventQueue::new(),
             ports,
             busy_until: [0; 2],
             lines,
@@ -282,6 +322,7 @@ impl Engine {
             super_packets: 0,
             coalesced_writes: 0,
             coalesced_packets: 0,
+            credit: Histogram::new(),
             horizon: 0,
             group: Vec::with_capacity(MAX_COALESCE),
             frame: vec![0u8; if cfg.frames { u16::MAX as usize } else { 0 }],
@@ -357,6 +398,7 @@ impl Engine {
             flow: 0,
             meta: Meta::default(),
             enqueued_at: 0,
+            credit: 0,
         });
         (self.slots.len() - 1) as PacketId
     }
@@ -372,7 +414,27 @@ impl Engine {
 
     /// Time of the next thing to do, if any.
     pub fn next_event(&self) -> Option<Time> {
-        self.q.peek_time()
+        match (self.q.peek_time(), self.to_senders.peek_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Time of the next delivery to the senders, if any.
+    pub fn next_to_senders(&self) -> Option<Time> {
+        self.to_senders.peek_time()
+    }
+
+    /// When the caller should next run the engine if it lets deliveries to
+    /// the receivers wait `batch` to go out together (coalesced): a delivery
+    /// to the senders is never held. Their ACKs time their sending, and
+    /// holding ACKs back bunches them up: bandwidth samples of a sender
+    /// like BBR's, taken from ACK arrivals, come out above the link's rate.
+    pub fn next_wake(&self, batch: Time) -> Option<Time> {
+        match (self.q.peek_time(), self.to_senders.peek_time()) {
+            (Some(a), Some(b)) => Some((a + batch).min(b)),
+            (a, b) => a.map(|a| a + batch).or(b),
+        }
     }
 
     fn flow_of(&self, m: &Meta, side: Side) -> u32 {
@@ -389,9 +451,10 @@ impl Engine {
         }
     }
 
-    /// A packet of `len` bytes read into slot `id` from `from` at `now`.
-    /// Call [`Engine::run_until`] with `now` first.
-    pub fn ingress(&mut self, now: Time, from: Side, id: PacketId, len: usize) {
+    /// A packet of `len` bytes read into slot `id` from `from` at `now`,
+    /// possibly the [`Answer`] to a write. Call [`Engine::run_until`] with
+    /// `now` first.
+    pub fn ingress(&mut self, now: Time, from: Side, id: PacketId, len: usize, answers: Option<Answer>) {
         let meta = wire::parse(&self.slots[id as usize].buf[..len]);
         if !meta.ipv4 {
             // IPv6 and anything else is not part of an experiment: dropped silently.
@@ -400,16 +463,28 @@ impl Engine {
             return;
         }
         let flow = self.flow_of(&meta, from);
+        let credit = if from == Side::Rcv && (flow as usize) < self.n_flows() {
+            match answers {
+                Some(a) if a.flow == flow => now.saturating_sub(a.due + a.read.saturating_sub(a.written)),
+                _ => self.flows[flow as usize].late_by,
+            }
+        } else {
+            0
+        };
         {
             let s = &mut self.slots[id as usize];
             s.len = len as u32;
             s.flow = flow;
             s.meta = meta;
             s.enqueued_at = now;
+            s.credit = credit;
         }
         self.created += 1;
         let p = if from == Side::Snd { FWD } else { REV };
         let w = self.in_window(now);
+        if w && from == Side::Rcv && (flow as usize) < self.n_flows() {
+            self.credit.record(credit / PS_PER_NS);
+        }
         if p == FWD {
             self.track_sent(flow as usize, &meta, now);
         }
@@ -450,7 +525,7 @@ impl Engine {
     /// left to the device is completed. Returns the number of packets that
     /// entered (0 for a frame too short or too large to carry).
     /// Call [`Engine::run_until`] with `now` first.
-    pub fn ingress_frame(&mut self, now: Time, from: Side, frame: &mut [u8]) -> usize {
+    pub fn ingress_frame(&mut self, now: Time, from: Side, frame: &mut [u8], answers: Option<Answer>) -> usize {
         let Some(h) = wire::VnetHdr::parse(frame) else {
             self.bad_frames += 1;
             return 0;
@@ -471,7 +546,7 @@ impl Engine {
             for k in 0..layout.2 {
                 let id = self.alloc();
                 let len = wire::tso_segment(pkt, size, layout, k, &mut self.slots[id as usize].buf);
-                self.ingress(now, from, id, len);
+                self.ingress(now, from, id, len, answers);
             }
             return layout.2;
         }
@@ -487,7 +562,7 @@ impl Engine {
         }
         let id = self.alloc();
         self.slots[id as usize].buf[..pkt.len()].copy_from_slice(pkt);
-        self.ingress(now, from, id, pkt.len());
+        self.ingress(now, from, id, pkt.len(), answers);
         1
     }
 
@@ -499,6 +574,12 @@ impl Engine {
     /// TCP super-packets split into segments.
     pub fn super_packets(&self) -> u64 {
         self.super_packets
+    }
+
+    /// Credit given to packets from the flows' receivers ([`Answer`]) in
+    /// the measurement, ns.
+    pub fn credit(&self) -> &Histogram {
+        &self.credit
     }
 
     /// Writes that carried coalesced packets, and the packets they carried.
@@ -653,16 +734,24 @@ impl Engine {
         }
     }
 
-    /// Runs everything due by `now`. `deliver(to, header, packet)` writes a
-    /// packet to a device, after the [`wire::VnetHdr`] `header` when the
-    /// devices take frames (empty otherwise), and returns the time it did so.
-    pub fn run_until(&mut self, now: Time, deliver: &mut impl FnMut(Side, &[u8], &[u8]) -> Time) {
+    /// Runs everything due by `now`. `deliver(to, header, packet, cause)`
+    /// writes a packet to a device, after the [`wire::VnetHdr`] `header` when
+    /// the devices take frames (empty otherwise), and returns the time it
+    /// did so.
+    pub fn run_until(&mut self, now: Time, deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time) {
         self.horizon = now;
-        while let Some(t) = self.q.peek_time() {
-            if t > now {
+        loop {
+            let (a, b) = (self.q.peek_time(), self.to_senders.peek_time());
+            let q = match (a, b) {
+                (Some(a), Some(b)) if b < a => &mut self.to_senders,
+                (Some(_), _) => &mut self.q,
+                (None, Some(_)) => &mut self.to_senders,
+                (None, None) => break,
+            };
+            if q.peek_time().expect("peeked") > now {
                 break;
             }
-            let (t, ev) = self.q.pop().expect("peeked");
+            let (t, ev) = q.pop().expect("peeked");
             self.events += 1;
             match ev {
                 Event::PortTxDone(p) => self.tx_done(p as usize, t),
@@ -695,13 +784,23 @@ impl Engine {
             }
         }
         let line = 2 * flow + p;
-        if let Some(at) = self.lines[line].push(t, id) {
-            self.q.push(at, Event::LineDeliver(line as u32));
+        let credit = self.slots[id as usize].credit;
+        // An answer's credit (see [`Answer`]) shortens its delay, never below
+        // zero and never past the packet ahead of it on the line.
+        let from = if credit == 0 {
+            t
+        } else {
+            let l = &self.lines[line];
+            let floor = l.tail_time().map_or(0, |a| a.saturating_sub(l.delay));
+            t.saturating_sub(credit).max(t.saturating_sub(l.delay)).max(floor)
+        };
+        if let Some(at) = self.lines[line].push(from, id) {
+            if p == FWD { &mut self.q } else { &mut self.to_senders }.push(at, Event::LineDeliver(line as u32));
         }
         self.start_next(p, t);
     }
 
-    fn line_deliver(&mut self, l: usize, t: Time, deliver: &mut impl FnMut(Side, &[u8], &[u8]) -> Time) {
+    fn line_deliver(&mut self, l: usize, t: Time, deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time) {
         let p = l % 2;
         let to = if p == FWD { Side::Rcv } else { Side::Snd };
         // With frames, everything due by the time of writing may go out in one write.
@@ -718,7 +817,7 @@ impl Engine {
                 self.deliver_coalesced(l, horizon, to, &mut group, deliver)
             } else {
                 let s = &self.slots[id as usize];
-                deliver(to, &[], &s.buf[..s.len as usize])
+                deliver(to, &[], &s.buf[..s.len as usize], Cause { flow: s.flow, due })
             };
             for &(id, due) in &group {
                 let (flow, meta) = {
@@ -736,10 +835,14 @@ impl Engine {
                 self.delivered += 1;
                 self.free.push(id);
             }
+            if p == FWD {
+                let (id, due) = group[group.len() - 1];
+                self.flows[self.slots[id as usize].flow as usize].late_by = at.saturating_sub(due);
+            }
         }
         self.group = group;
         if let Some(at) = self.lines[l].head_time() {
-            self.q.push(at, Event::LineDeliver(l as u32));
+            if p == FWD { &mut self.q } else { &mut self.to_senders }.push(at, Event::LineDeliver(l as u32));
         }
     }
 
@@ -753,9 +856,10 @@ impl Engine {
         horizon: Time,
         to: Side,
         group: &mut Vec<(PacketId, Time)>,
-        deliver: &mut impl FnMut(Side, &[u8], &[u8]) -> Time,
+        deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time,
     ) -> Time {
         let first = group[0].0 as usize;
+        let flow = self.slots[first].flow;
         let gso = self.slots[first].meta.payload as usize;
         let mut last = first;
         let mut len = self.slots[first].len as usize;
@@ -777,14 +881,15 @@ impl Engine {
             group.push((next, due));
             last = next as usize;
         }
+        let cause = Cause { flow, due: group[group.len() - 1].1 };
         if group.len() == 1 {
             let s = &self.slots[first];
-            return deliver(to, &wire::VnetHdr::default().to_bytes(), &s.buf[..s.len as usize]);
+            return deliver(to, &wire::VnetHdr::default().to_bytes(), &s.buf[..s.len as usize], cause);
         }
         self.coalesced_writes += 1;
         self.coalesced_packets += group.len() as u64;
         let h = wire::finish_coalesced(&mut self.frame[..len], gso);
-        deliver(to, &h.to_bytes(), &self.frame[..len])
+        deliver(to, &h.to_bytes(), &self.frame[..len], cause)
     }
 
     fn probe(&mut self, t: Time) {
@@ -935,7 +1040,7 @@ mod tests {
         run(e, now, out);
         let id = e.alloc();
         e.buf_mut(id)[..pkt.len()].copy_from_slice(pkt);
-        e.ingress(now, from, id, pkt.len());
+        e.ingress(now, from, id, pkt.len(), None);
     }
 
     /// Runs to `now`, recording deliveries at their due times (a perfect clock).
@@ -944,7 +1049,7 @@ mod tests {
             if t > now {
                 break;
             }
-            e.run_until(t, &mut |side, head, b| {
+            e.run_until(t, &mut |side, head, b, _| {
                 assert!(head.is_empty());
                 out.push((t, side, b.to_vec()));
                 t
@@ -979,6 +1084,145 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].1, Side::Snd);
         assert_eq!(out[0].0, PS_PER_MS + 34_666_667 + 10 * PS_PER_MS);
+    }
+
+    /// Feeds an answer to a write of flow `flow` that was due at `due`,
+    /// ended at `written` and was read 2 µs later; fed at `now`.
+    fn answer(
+        e: &mut Engine,
+        now: Time,
+        pkt: &[u8],
+        flow: u32,
+        due: Time,
+        written: Time,
+        out: &mut Vec<(Time, Side, Vec<u8>)>,
+    ) {
+        run(e, now, out);
+        let id = e.alloc();
+        e.buf_mut(id)[..pkt.len()].copy_from_slice(pkt);
+        let read = written + 2 * PS_PER_US;
+        e.ingress(now, Side::Rcv, id, pkt.len(), Some(Answer { flow, due, written, read }));
+    }
+
+    /// A data segment delivered 300 µs late is answered at once; the ACK
+    /// reaches the sender one delay after the time it would have left had the
+    /// data come on time (due + the 2 µs between write and read), not one
+    /// delay after it was read.
+    #[test]
+    fn an_answer_leaves_as_if_its_data_had_come_on_time() {
+        let mut e = Engine::new(cfg(2, 12_000_000, 100));
+        e.start(0);
+        let mut out = Vec::new();
+        let ack = build_tcp(5000, 40000, 1, 1449, ACK, 0); // 52 B: 34.667 µs at 12 Mbit/s
+        let due = 11 * PS_PER_MS; // 1 ms on the wire + 10 ms
+        let written = due + 300 * PS_PER_US;
+        let now = written + 5 * PS_PER_US;
+        answer(&mut e, now, &ack, 0, due, written, &mut out);
+        // Flow 1's ACK read after flow 0's write answers nothing, and flow 1
+        // had no write: no credit.
+        let ack1 = build_tcp(5001, 40001, 1, 1449, ACK, 0);
+        answer(&mut e, now, &ack1, 0, due, written, &mut out);
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        let tx = 34_666_667;
+        let at: Vec<(Time, u16)> = out.iter().map(|(t, _, b)| (*t, wire::parse(b).sport)).collect();
+        assert_eq!(at, vec![(due + 2 * PS_PER_US + tx + 10 * PS_PER_MS, 5000), (now + 2 * tx + 20 * PS_PER_MS, 5001)]);
+        assert_eq!(e.credit().count(), 2);
+        assert_eq!(e.credit().max(), Some(303_000));
+        assert_eq!(e.credit().min(), Some(0));
+        assert!(e.conservation().holds());
+    }
+
+    /// A packet from a flow's receiver that is not read right after a write
+    /// (an ACK sent when the application read) answers the flow's last write:
+    /// that write's lateness comes off its delay. Other traffic gets none.
+    #[test]
+    fn a_later_packet_answers_the_flows_last_write() {
+        let mut e = Engine::new(cfg(1, 12_000_000, 100));
+        e.start(0);
+        let mut out = Vec::new();
+        feed(&mut e, 0, Side::Snd, &build_tcp(40000, 5000, 1, 0, ACK, 1448), &mut out);
+        // Due at 11 ms, written 250 µs late (a clock that is late).
+        let due = 11 * PS_PER_MS;
+        let late = 250 * PS_PER_US;
+        while let Some(t) = e.next_event() {
+            if t > due {
+                break;
+            }
+            e.run_until(t, &mut |_, _, b, c| {
+                out.push((t + late, Side::Rcv, b.to_vec()));
+                assert_eq!(c, Cause { flow: 0, due });
+                t + late
+            });
+        }
+        assert_eq!(out.len(), 1);
+        let ack = build_tcp(5000, 40000, 1, 1449, ACK, 0);
+        let read = due + late + 400 * PS_PER_US;
+        feed(&mut e, read, Side::Rcv, &ack, &mut out);
+        // "Other" traffic from the receivers' side: no credit.
+        feed(&mut e, read, Side::Rcv, &build_tcp(7000, 40000, 1, 1, ACK, 0), &mut out);
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        let tx = 34_666_667;
+        // The other packet waited behind the ACK on the reverse port; its line is 5 ms.
+        let at: Vec<(Time, u16)> = out[1..].iter().map(|(t, _, b)| (*t, wire::parse(b).sport)).collect();
+        assert_eq!(at, vec![(read + 2 * tx + 5 * PS_PER_MS, 7000), (read - late + tx + 10 * PS_PER_MS, 5000)]);
+        assert_eq!((e.credit().count(), e.credit().max()), (1, Some(250_000)));
+    }
+
+    /// Credit never takes a packet past the one ahead of it on its line, nor
+    /// below zero delay.
+    #[test]
+    fn credit_keeps_a_line_in_order_and_its_delay_above_zero() {
+        let ack = build_tcp(5000, 40000, 1, 1, ACK, 0);
+        let tx = 34_666_667;
+        let t0 = 50 * PS_PER_MS;
+        // 10 ms each way: read 2 tx later with 5 ms of credit, the second
+        // ACK may not pass the first.
+        let mut e = Engine::new(cfg(1, 12_000_000, 100));
+        let mut out = Vec::new();
+        feed(&mut e, t0, Side::Rcv, &ack, &mut out);
+        answer(&mut e, t0 + 2 * tx, &ack, 0, 0, 5 * PS_PER_MS, &mut out);
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        assert_eq!(out.iter().map(|(t, _, _)| *t).collect::<Vec<_>>(), vec![t0 + tx + 10 * PS_PER_MS; 2]);
+        // 1 ms each way and 5 ms of credit: delivered as it leaves the port.
+        let mut c = cfg(1, 12_000_000, 100);
+        c.flow_delay_ns = vec![1_000_000];
+        let mut e = Engine::new(c);
+        let mut out = Vec::new();
+        answer(&mut e, t0, &ack, 0, 0, 5 * PS_PER_MS, &mut out);
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        assert_eq!(out.iter().map(|(t, _, _)| *t).collect::<Vec<_>>(), vec![t0 + tx]);
+    }
+
+    /// Deliveries to the receivers may wait for a batch, deliveries to the
+    /// senders never.
+    #[test]
+    fn the_next_wake_never_holds_a_delivery_to_the_senders() {
+        let batch = 25 * PS_PER_US;
+        let tx_ack = 34_666_667;
+        let data = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        // Data leave at 1 ms and are due at 11 ms: the wake waits for a batch.
+        let mut e = Engine::new(cfg(1, 12_000_000, 100));
+        let mut out = Vec::new();
+        feed(&mut e, 0, Side::Snd, &data, &mut out);
+        run(&mut e, 2 * PS_PER_MS, &mut out);
+        assert_eq!(e.next_wake(batch), Some(11 * PS_PER_MS + batch));
+        assert_eq!(e.next_to_senders(), None);
+        // With an ACK due 10 µs after the data, the wake is for the ACK.
+        let mut e = Engine::new(cfg(1, 12_000_000, 100));
+        let mut out = Vec::new();
+        feed(&mut e, 0, Side::Snd, &data, &mut out);
+        let ack_due = 11 * PS_PER_MS + 10 * PS_PER_US;
+        feed(&mut e, ack_due - 10 * PS_PER_MS - tx_ack, Side::Rcv, &build_tcp(5000, 40000, 1, 1, ACK, 0), &mut out);
+        run(&mut e, 2 * PS_PER_MS, &mut out);
+        assert_eq!(e.next_wake(batch), Some(ack_due));
+        assert_eq!(e.next_event(), Some(11 * PS_PER_MS));
+        assert_eq!(e.next_to_senders(), Some(ack_due));
+        // Both are delivered, in time order.
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        assert_eq!(
+            out.iter().map(|(t, s, _)| (*t, *s)).collect::<Vec<_>>(),
+            vec![(11 * PS_PER_MS, Side::Rcv), (ack_due, Side::Snd)]
+        );
     }
 
     /// The simulator's CoDel runs in the emulator on the emulator's clock:
@@ -1122,11 +1366,11 @@ mod tests {
         for _ in 0..3 {
             let id = e.alloc();
             e.buf_mut(id)[..p.len()].copy_from_slice(&p);
-            e.ingress(0, Side::Snd, id, p.len());
+            e.ingress(0, Side::Snd, id, p.len(), None);
         }
         // The caller wakes up 50 ms late and delivers everything at once.
         let mut at = Vec::new();
-        e.run_until(50 * PS_PER_MS, &mut |_, _, _| {
+        e.run_until(50 * PS_PER_MS, &mut |_, _, _, _| {
             at.push(50 * PS_PER_MS);
             50 * PS_PER_MS
         });
@@ -1155,7 +1399,7 @@ mod tests {
         let mut sp = build_tcp(40000, 5000, 1000, 0, ACK | wire::PSH, 10 * 1448);
         let h = wire::VnetHdr { gso_type: wire::VNET_GSO_TCPV4, gso_size: 1448, hdr_len: 52, ..Default::default() };
         sp.splice(0..0, h.to_bytes());
-        assert_eq!(e.ingress_frame(0, Side::Snd, &mut sp), 10);
+        assert_eq!(e.ingress_frame(0, Side::Snd, &mut sp, None), 10);
         assert_eq!(e.super_packets(), 1);
         // Written at their due times (one at a time): 1 ms apart, plus 10 ms.
         let mut out = Vec::new();
@@ -1163,7 +1407,7 @@ mod tests {
             if t > 100 * PS_PER_MS {
                 break;
             }
-            e.run_until(t, &mut |_, head: &[u8], b: &[u8]| {
+            e.run_until(t, &mut |_, head: &[u8], b: &[u8], _| {
                 assert_eq!(head, [0u8; wire::VNET_HDR_LEN]);
                 out.push((t / PS_PER_US, wire::parse(b)));
                 t
@@ -1195,11 +1439,11 @@ mod tests {
             if k == 3 {
                 p[1] = 3; // CE
             }
-            assert_eq!(e.ingress_frame(0, Side::Snd, &mut plain_frame(&p)), 1);
+            assert_eq!(e.ingress_frame(0, Side::Snd, &mut plain_frame(&p), None), 1);
         }
         // Due at 11, 12, 13, 14 ms; the caller wakes at 20 ms.
         let mut writes = Vec::new();
-        e.run_until(20 * PS_PER_MS, &mut |_, head: &[u8], b: &[u8]| {
+        e.run_until(20 * PS_PER_MS, &mut |_, head: &[u8], b: &[u8], _| {
             writes.push((wire::VnetHdr::parse(head).unwrap(), b.to_vec()));
             20 * PS_PER_MS
         });

@@ -126,6 +126,12 @@ impl DelayLine {
         self.q.front().map(|&(at, _)| at)
     }
 
+    /// Arrival time of the last packet on the line.
+    #[inline]
+    pub fn tail_time(&self) -> Option<Time> {
+        self.q.back().map(|&(at, _)| at)
+    }
+
     pub fn len(&self) -> usize {
         self.q.len()
     }

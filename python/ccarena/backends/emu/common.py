@@ -42,11 +42,13 @@ the emulator splits into wire-size segments before the bottleneck.
 ``CCARENA_EMU_OFFLOAD=0`` turns it off (one read per 1500-byte packet)."""
 
 BATCH_NS: int = int(os.environ.get("CCARENA_EMU_BATCH_NS", "25000"))
-"""The emulator wakes this long after a delivery falls due, so that the
-segments of a flow due by then reach the receiver in one coalesced write (as
-a NIC's interrupt moderation and GRO hand them over) instead of one system
-call and one pass through the receiver's TCP each. It bounds the added
-delivery lateness; ``CCARENA_EMU_BATCH_NS`` sets it."""
+"""The emulator wakes this long after a delivery to a receiver falls due, so
+that the segments of a flow due by then reach the receiver in one coalesced
+write (as a NIC's interrupt moderation and GRO hand them over) instead of one
+system call and one pass through the receiver's TCP each. Deliveries to the
+senders are never held. It bounds the added delivery lateness, which the
+emulator takes off the receivers' answers on their way back;
+``CCARENA_EMU_BATCH_NS`` sets it."""
 
 def _emu_cpu() -> int | None:
     """The CPU for the emulator: the highest this process may use, when it may use two or more."""

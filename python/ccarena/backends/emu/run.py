@@ -140,6 +140,9 @@ def _raw(
                 k.removeprefix("write_"): v for k, v in timing.items() if k.startswith("write_") and k != "write_errors"
             },
             "wake_overshoot_us": {k.removeprefix("wake_"): v for k, v in timing.items() if k.startswith("wake_")},
+            # Time taken off the reverse delay of the receivers' packets: the
+            # lateness of the write they answer (crates/emu/src/engine.rs, Answer).
+            "reverse_credit_us": {k.removeprefix("credit_"): v for k, v in timing.items() if k.startswith("credit_")},
             "write_errors": timing.get("write_errors"),
             "packets_read": timing.get("read_packets"),
             "wire_packets": timing.get("wire_packets"),
