@@ -63,6 +63,8 @@ const MAX_NAP_NS: u64 = 100_000;
 const MAX_ANSWERS: usize = 4;
 /// Buffers for answers read and not yet in the engine.
 const ANSWER_BUFFERS: usize = 16;
+/// Rounds of running the engine and taking in answers per call of `Devices::run_until`.
+const ANSWER_ROUNDS: usize = 4;
 
 /// The two devices as the engine writes to them.
 struct Devices {
@@ -121,11 +123,17 @@ impl Devices {
 
     /// Runs the engine to `now`, then hands it the answers read meanwhile,
     /// each at a time after it was read (with everything due by then run
-    /// first). Returns the engine's time: later packets enter no earlier.
+    /// first; answers to those writes in turn, at most [`ANSWER_ROUNDS`]
+    /// times, so that the devices are read again soon; the rest wait for
+    /// the next call). Returns the engine's time: later packets enter no
+    /// earlier.
     fn run_until(&mut self, engine: &mut Engine, now: Time) -> Time {
         engine.run_until(now, &mut |s, h, b, c| self.deliver(s, h, b, c));
         let mut now = now;
-        while !self.answered.is_empty() {
+        for _ in 0..ANSWER_ROUNDS {
+            if self.answered.is_empty() {
+                break;
+            }
             std::mem::swap(&mut self.answered, &mut self.entering);
             now = self.clock();
             engine.run_until(now, &mut |s, h, b, c| self.deliver(s, h, b, c));
