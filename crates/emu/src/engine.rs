@@ -47,8 +47,7 @@ pub const STREAM_BOTTLENECK_LOSS: u64 = 1;
 pub const STREAM_BOTTLENECK_QDISC: u64 = 3;
 pub const STREAM_REVERSE_QDISC: u64 = 4;
 
-/// Named columns of a trace.
-pub type Columns = Vec<(&'static str, Column)>;
+pub use sim::Columns;
 
 /// The queue trace's columns, as the simulator names them: backlog at the
 /// end of the interval; drops, bytes sent and bytes of other traffic
@@ -414,10 +413,7 @@ impl Engine {
 
     /// Time of the next thing to do, if any.
     pub fn next_event(&self) -> Option<Time> {
-        match (self.q.peek_time(), self.to_senders.peek_time()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.next_wake(0)
     }
 
     /// Time of the next delivery to the senders, if any.
@@ -463,7 +459,9 @@ impl Engine {
             return;
         }
         let flow = self.flow_of(&meta, from);
-        let credit = if from == Side::Rcv && (flow as usize) < self.n_flows() {
+        // A flow's receiver answering (other traffic gets no credit).
+        let answering = from == Side::Rcv && (flow as usize) < self.n_flows();
+        let credit = if answering {
             match answers {
                 Some(a) if a.flow == flow => now.saturating_sub(a.due + a.read.saturating_sub(a.written)),
                 _ => self.flows[flow as usize].late_by,
@@ -482,7 +480,7 @@ impl Engine {
         self.created += 1;
         let p = if from == Side::Snd { FWD } else { REV };
         let w = self.in_window(now);
-        if w && from == Side::Rcv && (flow as usize) < self.n_flows() {
+        if w && answering {
             self.credit.record(credit / PS_PER_NS);
         }
         if p == FWD {
@@ -795,7 +793,7 @@ impl Engine {
             t.saturating_sub(credit).max(t.saturating_sub(l.delay)).max(floor)
         };
         if let Some(at) = self.lines[line].push(from, id) {
-            if p == FWD { &mut self.q } else { &mut self.to_senders }.push(at, Event::LineDeliver(line as u32));
+            self.line_events(p).push(at, Event::LineDeliver(line as u32));
         }
         self.start_next(p, t);
     }
@@ -842,7 +840,16 @@ impl Engine {
         }
         self.group = group;
         if let Some(at) = self.lines[l].head_time() {
-            if p == FWD { &mut self.q } else { &mut self.to_senders }.push(at, Event::LineDeliver(l as u32));
+            self.line_events(p).push(at, Event::LineDeliver(l as u32));
+        }
+    }
+
+    /// The event queue of deliveries on direction `p`'s lines.
+    fn line_events(&mut self, p: usize) -> &mut EventQueue {
+        if p == FWD {
+            &mut self.q
+        } else {
+            &mut self.to_senders
         }
     }
 
@@ -1037,10 +1044,22 @@ mod tests {
 
     /// Feeds a packet in at `now` after running everything due.
     fn feed(e: &mut Engine, now: Time, from: Side, pkt: &[u8], out: &mut Vec<(Time, Side, Vec<u8>)>) {
+        feed_answer(e, now, from, pkt, None, out);
+    }
+
+    /// [`feed`], the packet possibly being an [`Answer`].
+    fn feed_answer(
+        e: &mut Engine,
+        now: Time,
+        from: Side,
+        pkt: &[u8],
+        answers: Option<Answer>,
+        out: &mut Vec<(Time, Side, Vec<u8>)>,
+    ) {
         run(e, now, out);
         let id = e.alloc();
         e.buf_mut(id)[..pkt.len()].copy_from_slice(pkt);
-        e.ingress(now, from, id, pkt.len(), None);
+        e.ingress(now, from, id, pkt.len(), answers);
     }
 
     /// Runs to `now`, recording deliveries at their due times (a perfect clock).
@@ -1097,11 +1116,8 @@ mod tests {
         written: Time,
         out: &mut Vec<(Time, Side, Vec<u8>)>,
     ) {
-        run(e, now, out);
-        let id = e.alloc();
-        e.buf_mut(id)[..pkt.len()].copy_from_slice(pkt);
         let read = written + 2 * PS_PER_US;
-        e.ingress(now, Side::Rcv, id, pkt.len(), Some(Answer { flow, due, written, read }));
+        feed_answer(e, now, Side::Rcv, pkt, Some(Answer { flow, due, written, read }), out);
     }
 
     /// A data segment delivered 300 µs late is answered at once; the ACK

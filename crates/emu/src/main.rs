@@ -90,7 +90,7 @@ struct Devices {
 
 impl Devices {
     fn clock(&self) -> Time {
-        (sys::monotonic_ns() - self.epoch) * PS_PER_NS
+        since(self.epoch)
     }
 
     /// Writes one packet (after `head` with offload) and, after a write to
@@ -153,6 +153,11 @@ impl Devices {
         }
         now
     }
+}
+
+/// The emulator's clock: time since `epoch` (CLOCK_MONOTONIC ns), ps.
+fn since(epoch: u64) -> Time {
+    (sys::monotonic_ns() - epoch) * PS_PER_NS
 }
 
 fn usage() -> String {
@@ -226,7 +231,7 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     }
 
     let epoch = sys::monotonic_ns();
-    let clock = move || -> Time { (sys::monotonic_ns() - epoch) * PS_PER_NS };
+    let clock = move || since(epoch);
     let mut engine = Engine::new(cfg.engine.clone());
     let spin = cfg.spin_ns * PS_PER_NS;
     let batch = cfg.batch_ns * PS_PER_NS;
@@ -234,8 +239,8 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
     let mut wire_packets = 0u64;
     // With offload a read returns a header and up to 64 KB (a TSO super-packet).
     let frame_len = if cfg.engine.frames { wire::VNET_HDR_LEN + (1 << 16) + 256 } else { cfg.engine.max_packet };
-    let mut frame = vec![0u8; if cfg.engine.frames { frame_len } else { 0 }];
     let offload = cfg.engine.frames;
+    let mut frame = vec![0u8; if offload { frame_len } else { 0 }];
     let mut dev = Devices {
         sfd,
         rfd,
@@ -299,8 +304,9 @@ fn run(cfg: Config, out: PathBuf) -> Result<(), String> {
                 window.pop_front();
             }
             window.push_back((now, cpu));
-            over = cpu - cpu_window_ago > CPU_WINDOW / PS_PER_NS * MAX_CPU_PERMILLE / 1000;
-            hard_over = cpu - cpu_window_ago > CPU_WINDOW / PS_PER_NS * HARD_CPU_PERMILLE / 1000;
+            let used = cpu - cpu_window_ago;
+            over = used > CPU_WINDOW / PS_PER_NS * MAX_CPU_PERMILLE / 1000;
+            hard_over = used > CPU_WINDOW / PS_PER_NS * HARD_CPU_PERMILLE / 1000;
         }
         // Room before the next delivery to the senders for a nap and its overshoot.
         let ack_room = engine
