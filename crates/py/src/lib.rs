@@ -480,7 +480,7 @@ fn simulate(
     }
     d.set_item("conservation", c)?;
     let t = &out.transfers;
-    let transfer_cols: Vec<(&'static str, Column)> = vec![
+    let transfer_cols: sim::Columns = vec![
         ("source", Column::U32(t.iter().map(|r| r.source).collect())),
         ("session", Column::U32(t.iter().map(|r| r.session.unwrap_or(u32::MAX)).collect())),
         ("size_bytes", Column::U64(t.iter().map(|r| r.size_bytes).collect())),

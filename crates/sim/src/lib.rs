@@ -33,7 +33,7 @@ pub use net::QueueLimit;
 pub use qdisc::{catalogue as qdisc_catalogue, QdiscConfig};
 pub use sim::{run, Simulator};
 pub use tcp::sender::{App, Recovery};
-pub use trace::Column;
+pub use trace::{Column, Columns};
 pub use traffic::{Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource};
 pub use xcp_router::XcpConfig;
 
@@ -277,8 +277,8 @@ pub struct SourceStats {
 /// Everything a run produces.
 #[derive(Debug)]
 pub struct Output {
-    pub flow_columns: Vec<(&'static str, Column)>,
-    pub queue_columns: Vec<(&'static str, Column)>,
+    pub flow_columns: Columns,
+    pub queue_columns: Columns,
     pub flows: Vec<FlowStats>,
     pub queue: QueueStats,
     pub conservation: Conservation,

@@ -14,7 +14,7 @@ use crate::packet::{Kind, Packet, PacketArena, PacketId};
 use crate::rng::Rng;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
-use crate::trace::{Column, FlowRow, FlowTrace, QueueTrace};
+use crate::trace::{Columns, FlowRow, FlowTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
 use crate::{Config, Conservation, FlowStats, Output, QueueStats, SourceStats, TransferRecord};
 use cc::{CongestionControl, MAX_METRICS};
@@ -935,7 +935,7 @@ impl Simulator {
     /// columns, queue columns), so that a long run can write them away as it
     /// goes and its memory does not grow with its duration; `finish` returns
     /// what is left. Rows come whole intervals at a time.
-    pub fn take_trace(&mut self) -> (Vec<(&'static str, Column)>, Vec<(&'static str, Column)>) {
+    pub fn take_trace(&mut self) -> (Columns, Columns) {
         let fwd = &self.ports[FWD];
         let mut qt = std::mem::take(&mut self.queue_trace);
         qt.state_names = fwd.qdisc.state_names();

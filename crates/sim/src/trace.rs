@@ -3,6 +3,9 @@
 
 use cc::MAX_METRICS;
 
+/// Named columns of a trace, in order.
+pub type Columns = Vec<(&'static str, Column)>;
+
 /// One column of a trace.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
@@ -75,7 +78,7 @@ impl FlowTrace {
         }
     }
 
-    pub fn into_columns(self) -> Vec<(&'static str, Column)> {
+    pub fn into_columns(self) -> Columns {
         const CC_NAMES: [&str; MAX_METRICS] = ["cc_0", "cc_1", "cc_2", "cc_3", "cc_4", "cc_5", "cc_6", "cc_7"];
         let mut cols = vec![
             ("t_ns", Column::U64(self.t_ns)),
@@ -121,7 +124,7 @@ pub struct QueueTrace {
 }
 
 impl QueueTrace {
-    pub fn into_columns(self) -> Vec<(&'static str, Column)> {
+    pub fn into_columns(self) -> Columns {
         let mut cols = vec![
             ("t_ns", Column::U64(self.t_ns)),
             ("backlog_bytes", Column::U64(self.backlog_bytes)),
