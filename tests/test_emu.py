@@ -180,6 +180,14 @@ def test_one_cubic_flow_fills_20mbps_and_sees_the_base_rtt(tmp_path: Path) -> No
         assert int(df["bottleneck_bytes"].sum()) == f["bottleneck_bytes"]
         c = s["conservation"]
         assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]
+        # Stalls (deliveries > 1 ms late, once per stretch) agree with the lateness measured.
+        e = s["emu"]["emulator"]
+        worst_us = max(e["delivery_lateness_us"]["max_us"], e["reverse_delivery_lateness_us"]["max_us"])
+        st = e["stalls"]
+        assert st["count"] > 0 or worst_us <= 1000.0, (st, worst_us)
+        assert st["count"] == 0 or worst_us >= 1000.0, (st, worst_us)
+        assert st["longest_ms"] <= worst_us / 1000 + 1e-3 and st["longest_ms"] <= st["total_ms"], (st, worst_us)
+        assert st["total_ms"] <= st["count"] * worst_us / 1000 + 1e-3, (st, worst_us)
 
     attempts(3, check)
     assert_clean()

@@ -291,3 +291,33 @@ def test_xcp_from_the_file_fills_the_link_with_an_empty_queue() -> None:
     assert s["utilization_second_half"] >= 0.95 and s["jain_index"] >= 0.99
     assert s["queue"]["delay_p50_ms"] < 5.0  # near-empty: a 1-BDP buffer would give up to 100 ms
     assert ccarena.load_spec(doc).resolved["topology"]["bottleneck"]["xcp"]["alpha"] == 0.4
+
+
+def test_the_emulator_line_warns_of_late_deliveries_and_notes_stalls() -> None:
+    """What `ccarena run --backend emu` prints under its table, from summary.json's emu section."""
+    from ccarena.cli.run import LATENESS_WARN_US, emu_line
+
+    def summary(p99_us: float, stalls: int) -> dict[str, Any]:
+        late = {"p50_us": 12.0, "p99_us": p99_us, "max_us": 900.0 + 4000.0 * stalls}
+        return {
+            "emu": {
+                "kernel": {"release": "6.1.0"},
+                "emulator": {
+                    "realtime": True,
+                    "delivery_lateness_us": late,
+                    "reverse_delivery_lateness_us": dict(late, p99_us=20.0),
+                    "stalls": {"count": stalls, "total_ms": 6.25 * stalls, "longest_ms": 4.9 if stalls else 0.0},
+                },
+            }
+        }
+
+    calm = emu_line(summary(150.0, 0))
+    assert calm == (
+        "emu: Linux 6.1.0, emulator real-time, delivery lateness p99 150 us (data), 20 us (ACKs)"
+    ), calm
+    late = emu_line(summary(LATENESS_WARN_US + 50, 0)).splitlines()
+    assert len(late) == 2 and late[1].startswith("warning: the emulator delivered late (p99 0.25 ms > 200 us)")
+    stalled = emu_line(summary(150.0, 3)).splitlines()
+    assert len(stalled) == 2
+    assert stalled[1].startswith("note: the emulator stalled 3 times for more than 1 ms (longest 4.9 ms, 18.8 ms in all;")
+    assert "BBR" in stalled[1]

@@ -158,7 +158,8 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
     let timing = format!(
         "{{\"realtime\": {}, \"realtime_error\": {}, \"cpu_latency_qos\": {}, \"cpu\": {}, \"spin_us\": {}, \"wall_seconds\": {}, \
          \"write_errors\": {}, \"read_packets\": {}, \"wire_packets\": {}, \"offload\": {}, \"super_packets\": {}, \
-         \"bad_frames\": {}, \"coalesced_writes\": {}, \"coalesced_packets\": {}, \"forced_sleeps\": {}, \"cpu_seconds\": {}, \"busy_seconds\": {}, \"not_ipv4\": {}, {}, {}, {}, {}, {}}}",
+         \"bad_frames\": {}, \"coalesced_writes\": {}, \"coalesced_packets\": {}, \"forced_sleeps\": {}, \"cpu_seconds\": {}, \"busy_seconds\": {}, \"not_ipv4\": {}, {}, {}, {}, {}, {}, \
+         \"stalls\": {}, \"stall_total_ms\": {}, \"stall_longest_ms\": {}}}",
         info.realtime,
         info.realtime_error.as_deref().map(string).unwrap_or_else(|| "null".into()),
         info.cpu_latency_qos,
@@ -182,6 +183,9 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         quantiles(&info.write_ns, "write_", "us", 1000.0),
         quantiles(&info.wake_ns, "wake_", "us", 1000.0),
         quantiles(engine.credit(), "credit_", "us", 1000.0),
+        engine.stalls().count,
+        engine.stalls().total as f64 / 1e9,
+        engine.stalls().longest as f64 / 1e9,
     );
     let json = format!(
         "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"conservation\": {},\n\

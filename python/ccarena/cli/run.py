@@ -232,6 +232,14 @@ def emu_line(summary: dict[str, Any]) -> str:
             f"\nwarning: the emulator delivered late (p99 {worst / 1000:.2f} ms > {LATENESS_WARN_US:.0f} us): "
             "the machine was busy; delays and rates may be distorted"
         )
+    stalls = e.get("stalls") or {}
+    if stalls.get("count"):
+        line += (
+            f"\nnote: the emulator stalled {stalls['count']} times for more than 1 ms "
+            f"(longest {stalls['longest_ms']:.1f} ms, {stalls['total_ms']:.1f} ms in all; usually the host "
+            "taking its CPU): ACKs held up by a stall arrive together, which a rate-based algorithm "
+            "such as BBR can take for a faster link"
+        )
     return line
 
 

@@ -154,6 +154,13 @@ def _raw(
             "busy_seconds": timing.get("busy_seconds"),
             "bad_frames": timing.get("bad_frames"),
             "not_ipv4": timing.get("not_ipv4"),
+            # Stretches with every delivery more than 1 ms late, each counted
+            # once (crates/emu/src/engine.rs, Stalls).
+            "stalls": {
+                "count": timing.get("stalls"),
+                "total_ms": timing.get("stall_total_ms"),
+                "longest_ms": timing.get("stall_longest_ms"),
+            },
         },
         "other_traffic": {k: out["other"][k] for k in ("bottleneck_bytes", "drops")},
         "addresses": {"sender": ADDR_SND, "receivers": sorted(plan.init_cwnd_addrs.values())},
