@@ -1155,8 +1155,13 @@ impl Sender {
         }
         self.set_now(now);
         self.stats.timeouts += 1;
-        let first = self.tp.ca_state != CaState::Loss || self.una >= self.high_seq || self.backoff == 0;
-        if first {
+        // Linux reduces ssthresh once per window of data: not again when the
+        // timer fires in a CWR or recovery episode (or a loss episode with a
+        // timeout retransmitted) whose window is still outstanding.
+        let reduce = matches!(self.tp.ca_state, CaState::Open | CaState::Disorder)
+            || self.una >= self.high_seq
+            || (self.tp.ca_state == CaState::Loss && self.backoff == 0);
+        if reduce {
             self.tp.prior_ssthresh = self.tp.snd_ssthresh;
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
@@ -1475,6 +1480,40 @@ mod tests {
         assert_eq!(s.timers[T_RTO], first + 2_000 * PS_PER_MS, "backed off to 2 s");
         s.on_rto(s.timers[T_RTO]);
         assert_eq!(s.tp.snd_ssthresh, 20, "a repeated timeout does not reduce ssthresh again");
+        assert_eq!(s.stats.timeouts, 2);
+    }
+
+    // Linux tcp_enter_loss ("reduce ssthresh if it has not yet been made
+    // inside this window"): a timeout during SACK recovery keeps the
+    // ssthresh the recovery set (cwnd 40, one loss: 20) and only collapses
+    // cwnd; once the recovery's window is acknowledged, the next timeout
+    // reduces again.
+    #[test]
+    fn rto_in_recovery_keeps_the_recoverys_ssthresh() {
+        let mut s = sender(Recovery::Prr, 40);
+        assert_eq!(sent(&mut s).len(), 40);
+        let mut t = 100 * PS_PER_MS;
+        for k in 1..=10u64 {
+            t += PS_PER_MS;
+            s.on_ack(t, &ack(0, &[(1, k + 1)]));
+        }
+        sent(&mut s);
+        assert_eq!((s.tp.ca_state, s.tp.snd_ssthresh), (CaState::Recovery, 20));
+        // What reducing again would give differs from 20.
+        assert_ne!(s.cc.ssthresh(&s.tp), 20, "cwnd {}", s.tp.snd_cwnd);
+        s.on_rto(t + 1_000 * PS_PER_MS);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (20, 1));
+        assert_eq!(sent(&mut s), vec![(0, true)]);
+        // Everything outstanding is acknowledged: the loss episode's window is over.
+        t += 1_100 * PS_PER_MS;
+        let all = s.nxt;
+        s.on_ack(t, &ack(all, &[]));
+        sent(&mut s);
+        let expected = s.cc.ssthresh(&s.tp);
+        assert!(s.tp.packets_out > 0);
+        s.on_rto(s.timers[T_RTO]);
+        assert_eq!(s.tp.snd_ssthresh, expected, "a new window is reduced again");
         assert_eq!(s.stats.timeouts, 2);
     }
 
