@@ -76,9 +76,10 @@ pub const STALL: Time = 1_000_000_000;
 /// more than [`STALL`] late, counted once per stretch (one that falls due
 /// after the last such delivery was written starts a new one). The host
 /// taking the emulator's CPU is the usual cause. ACKs held up by a stall
-/// reach the sender together, which a rate-based algorithm can read as a
-/// faster link: BBR keeps the largest delivery rate of ten round trips,
-/// and 2 ms of stall in a 20 ms round trip makes a sample 10 % too high.
+/// reach the sender late and together; a delivery-rate sample from a held-up
+/// ACK to one that came on time, in a round in which the queue grows (BBR's
+/// probing), comes out too high by up to the stall over the round trip, and
+/// BBR keeps the largest sample of ten round trips.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stalls {
     pub count: u64,
