@@ -203,7 +203,7 @@ def sweep(
         if executor == "dask":
             run_dask(tasks, jobs, scheduler, on_outcome)
         else:
-            run_local(tasks, jobs, on_outcome, in_process=backend == "emu")
+            run_local(tasks, jobs, on_outcome, in_process=backend == "emu", say=say)
     except KeyboardInterrupt:
         progress.close()
         _write_catalogue(store, g, outcomes)

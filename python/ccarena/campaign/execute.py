@@ -4,7 +4,9 @@ Each run is one task, :func:`execute`: it runs the experiment and writes its
 result folder into the store (whole, then renamed), and returns the summary
 or the error. A task never raises: an engine error, or an experiment found
 invalid late, comes back as a failed outcome and the campaign goes on. A
-worker that dies (a crash of the engine) fails the runs it had.
+worker that dies takes with it the runs its pool had not finished; they
+are run again one at a time, and only a run that kills its worker again
+fails (:func:`run_local`).
 
 * ``local``: a pool of long-lived worker processes (one per core by
   default), each importing ccarena once. Workers ignore SIGINT; on Ctrl-C
@@ -80,17 +82,24 @@ def _crashed(task: Task, what: str) -> Outcome:
 
 
 def run_local(
-    tasks: Sequence[Task], jobs: int, on_outcome: Callable[[Outcome], None], *, in_process: bool = False
+    tasks: Sequence[Task],
+    jobs: int,
+    on_outcome: Callable[[Outcome], None],
+    *,
+    in_process: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> None:
     """Runs the tasks on ``jobs`` worker processes, calling ``on_outcome`` as each finishes.
 
+    A worker that dies takes the pool with it, and with it every run the
+    pool had not finished; those runs are run again one at a time, each in
+    a pool of its own, so that only a run that kills its worker fails (and
+    a worker killed from outside, by the kernel's out-of-memory killer say,
+    costs nothing); ``say`` is told. The rest go on in a new pool.
     KeyboardInterrupt propagates after the workers are killed. With
     ``in_process`` the tasks run one after another in this process (the
     emulator, which handles its own signals and needs the machine to itself).
     """
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-
     if in_process:
         for task in tasks:
             on_outcome(execute(task))
@@ -98,28 +107,49 @@ def run_local(
     context = _context()
     pending = list(reversed(tasks))
     while pending:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker)
-        running: dict[Future[Outcome], Task] = {}
-        broken = False
-        try:
-            while pending or running:
-                while pending and len(running) < 2 * jobs and not broken:
-                    task = pending.pop()
-                    running[pool.submit(execute, task)] = task
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    task = running.pop(fut)
-                    try:
-                        on_outcome(fut.result())
-                    except BrokenProcessPool:
-                        broken = True
-                        on_outcome(_crashed(task, "the worker process died (a crash of the engine)"))
-                if broken and not running:
-                    break
-        except BaseException:
-            _kill(pool)
-            raise
-        pool.shutdown(wait=True)
+        lost = _run_pool(pending, jobs, context, on_outcome)
+        if not lost:
+            continue
+        if say is not None:
+            say(
+                f"warning: a worker process died; the {len(lost)} run(s) it took with it run again, "
+                "one at a time, so that only a run that kills its worker fails"
+            )
+        for task in lost:
+            if _run_pool([task], 1, context, on_outcome):
+                on_outcome(_crashed(task, "the worker process died running it (a crash, or the process was killed)"))
+
+
+def _run_pool(pending: list[Task], jobs: int, context: Any, on_outcome: Callable[[Outcome], None]) -> list[Task]:
+    """Runs tasks taken from the end of ``pending`` on a new pool until none are
+    left or a worker dies; returns the tasks the pool lost when one did."""
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker)
+    running: dict[Future[Outcome], Task] = {}
+    lost: list[Task] = []
+    try:
+        while pending or running:
+            while pending and len(running) < 2 * jobs and not lost:
+                task = pending.pop()
+                running[pool.submit(execute, task)] = task
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                task = running.pop(fut)
+                try:
+                    outcome = fut.result()
+                except BrokenProcessPool:
+                    lost.append(task)
+                    continue
+                on_outcome(outcome)
+            if lost and not running:
+                break
+    except BaseException:
+        _kill(pool)
+        raise
+    pool.shutdown(wait=True)
+    return lost
 
 
 def _context() -> Any:
