@@ -372,6 +372,36 @@ def test_compare_runs_the_scaled_down_quickstart_in_both_backends(tmp_path: Path
     assert_clean()
 
 
+def test_compare_over_two_seeds_keeps_each_and_gives_their_means(tmp_path: Path) -> None:
+    exp = experiment("20Mbps", "20ms", "1bdp", "3s", start={"dist": "uniform", "lo": "0s", "hi": "0.5s"})
+    exp["seed"] = 7
+    out = tmp_path / "cmp"
+    seen: list[int] = []
+    cmp = ccarena.compare(exp, out=out, figure=False, repeat=2, done=lambda c: seen.append(c.sim.summary["seed"]))
+    assert seen == [7, 8] and cmp.seeds is not None and len(cmp.seeds) == 2
+    top = json.loads((out / "compare.json").read_text())
+    assert top["seeds"] == [7, 8]
+    per_seed = []
+    for seed in (7, 8):
+        folder = out / f"seed-{seed}"
+        for backend in ("sim", "emu"):
+            assert json.loads((folder / backend / "summary.json").read_text())["seed"] == seed
+        per_seed.append(json.loads((folder / "compare.json").read_text())["rows"])
+    assert (out / "compare.txt").read_text().startswith("quantity")
+    for i, row in enumerate(top["rows"]):
+        for tag in ("sim", "emu"):
+            values = [rows[i][tag] for rows in per_seed]
+            assert row[f"{tag}_values"] == values, row
+            known = [v for v in values if v is not None]
+            if known:
+                assert row[tag] == pytest.approx(sum(known) / len(known)), row
+                assert (row[f"{tag}_min"], row[f"{tag}_max"]) == (min(known), max(known)), row
+    # The flow's start is drawn from the seed: the two seeds' simulated runs differ.
+    starts = [json.loads((out / f"seed-{s}" / "sim" / "summary.json").read_text())["flows"][0]["start_s"] for s in (7, 8)]
+    assert starts[0] != starts[1], starts
+    assert_clean()
+
+
 def test_hystart_splits_two_cubic_flows_as_the_kernel_does() -> None:
     """Two CUBIC flows started together (100 Mbit/s, 50 ms, 1 BDP, 10 s).
 

@@ -321,3 +321,34 @@ def test_the_emulator_line_warns_of_late_deliveries_and_notes_stalls() -> None:
     assert len(stalled) == 2
     assert stalled[1].startswith("note: the emulator stalled 3 times for more than 1 ms (longest 4.9 ms, 18.8 ms in all;")
     assert "BBR" in stalled[1]
+
+
+def test_a_comparison_over_seeds_gives_means_ranges_and_the_difference_of_the_means() -> None:
+    from ccarena.analysis.comparison import differences, format_table, over_seeds
+
+    def summary(goodputs: list[float], rtts: list[float | None], util: float) -> dict[str, Any]:
+        flows = [
+            {"flow": i, "cc": "cubic", "goodput_bps": g * 1e6, "rtt_mean_ms": r, "retransmits": 10 * i}
+            for i, (g, r) in enumerate(zip(goodputs, rtts, strict=True))
+        ]
+        return {"flows": flows, "utilization": util}
+
+    seeds = [
+        differences(summary([10.0, 20.0], [30.0, 40.0], 0.9), summary([11.0, 18.0], [33.0, None], 0.8)),
+        differences(summary([12.0, 20.0], [30.0, 40.0], 0.9), summary([15.0, 22.0], [36.0, None], 1.0)),
+    ]
+    rows = over_seeds(seeds)
+    assert [(r["quantity"], r["flow"]) for r in rows] == [(r["quantity"], r["flow"]) for r in seeds[0]]
+    g0 = rows[0]
+    assert (g0["sim"], g0["sim_min"], g0["sim_max"], g0["sim_values"]) == (11.0, 10.0, 12.0, [10.0, 12.0])
+    assert (g0["emu"], g0["emu_min"], g0["emu_max"]) == (13.0, 11.0, 15.0)
+    assert g0["diff"] == 2.0 and g0["rel"] == pytest.approx(2.0 / 11.0)
+    rtt1 = next(r for r in rows if r["quantity"] == "mean RTT" and r["flow"] == "1")
+    assert rtt1["emu"] is None and rtt1["emu_min"] is None and rtt1["diff"] is None
+    util = rows[-1]
+    assert util["emu"] == pytest.approx(0.9) and util["rel"] == pytest.approx(0.0)
+    text = format_table(rows).splitlines()
+    assert text[0].split() == ["quantity", "flow", "cc", "sim", "mean", "sim", "range", "emu", "mean", "emu", "range", "emu-sim", "rel"]
+    assert text[1].split() == ["goodput", "(Mbit/s)", "0", "cubic", "11.00", "10.00..12.00", "13.00", "11.00..15.00", "+2.00", "+18.2%"]
+    with pytest.raises(ValueError, match="no tables"):
+        over_seeds([])

@@ -9,6 +9,10 @@
     compare.txt    the same table as text (what the command prints)
     compare.png    rate at the bottleneck and cwnd per flow, and the queue,
                    simulated (solid) over emulated (dashed)
+
+and over several seeds (``repeat``) one such folder per seed, ``seed-N/``,
+beside a compare.json and compare.txt of each backend's mean and range over
+the seeds and the difference of the means.
 """
 
 from __future__ import annotations
@@ -150,12 +154,18 @@ def _emu_spec(spec: Source, *, seed: int | None, set: Mapping[str, Any] | None, 
 
 @dataclass
 class Comparison:
-    """Both runs of one experiment and the table of their differences."""
+    """Both runs of one experiment and the table of their differences.
+
+    Over several seeds, ``seeds`` holds each seed's comparison, ``table``
+    the means and ranges over them (:func:`ccarena.analysis.comparison.over_seeds`),
+    and ``sim`` and ``emu`` are the first seed's runs.
+    """
 
     sim: Result
     emu: Result
     table: list[dict[str, Any]]
     path: Path | None = None
+    seeds: list[Comparison] | None = None
 
     def text(self) -> str:
         """The table as text."""
@@ -171,17 +181,26 @@ def compare(
     set: Mapping[str, Any] | None = None,
     out: str | Path | None = None,
     figure: bool = True,
+    repeat: int = 1,
+    done: Callable[[Comparison], None] | None = None,
     **overrides: Any,
 ) -> Comparison:
     """Runs the experiment in the simulator and in the emulator and compares them.
 
     Every algorithm must exist in both (the kernel's and ccarena's). With
-    ``out`` the folder described in this module is written (it must not
-    exist; it appears only when complete).
+    ``repeat`` = N > 1 both run with N seeds, the experiment's seed and the
+    N − 1 after it, and the table gives each backend's mean and range over
+    them: one run of an experiment with random elements (or of the kernel)
+    is one sample, and a difference smaller than the seeds' spread says
+    little. ``done`` is called with each seed's comparison as it finishes.
+    With ``out`` the folder described in this module is written (it must
+    not exist; it appears only when complete).
     """
-    from .analysis.comparison import differences
+    from .analysis.comparison import differences, over_seeds
     from .backends import emu
 
+    if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
+        raise SpecError("repeat", f"expected a whole number of seeds, at least 1, got {repeat!r}")
     resolved = _emu_spec(spec, seed=seed, set=set, **overrides)
     known = {str(a["name"]) for a in _core.cc_algorithms()}
     for gi, g in enumerate(resolved.resolved["flows"]):
@@ -194,25 +213,55 @@ def compare(
     if out_path is not None and exists(out_path):
         raise ResultExistsError(out_path)
     emu.check_environment()
-    sim = run(resolved)
-    emulated = run(resolved, backend="emu")
-    cmp = Comparison(sim, emulated, differences(sim.summary, emulated.summary))
+    pairs = []
+    for k in range(repeat):
+        one = resolved if k == 0 else _emu_spec(resolved, seed=resolved.seed + k, set=None)
+        sim = run(one)
+        emulated = run(one, backend="emu")
+        pairs.append(Comparison(sim, emulated, differences(sim.summary, emulated.summary)))
+        if done is not None:
+            done(pairs[-1])
+    if repeat == 1:
+        cmp = pairs[0]
+    else:
+        cmp = Comparison(pairs[0].sim, pairs[0].emu, over_seeds([p.table for p in pairs]), seeds=pairs)
     if out_path is not None:
-        _save(cmp, out_path, figure)
+        with atomic_folder(out_path) as tmp:
+            if repeat == 1:
+                _write(cmp, tmp, figure)
+            else:
+                for p in pairs:
+                    _write(p, tmp / f"seed-{p.sim.summary['seed']}", figure)
+                seeds = [p.sim.summary["seed"] for p in pairs]
+                _write_table(cmp, tmp, {"name": cmp.sim.summary["name"], "seeds": seeds})
+        _located(cmp, out_path)
     return cmp
 
 
-def _save(cmp: Comparison, out: Path, with_figure: bool) -> None:
+def _write(cmp: Comparison, folder: Path, with_figure: bool) -> None:
+    """One seed's comparison: both result folders, the table and the figure."""
     from .analysis.comparison import figure
 
-    with atomic_folder(out) as tmp:
-        cmp.sim.save(tmp / "sim", figure=with_figure)
-        cmp.emu.save(tmp / "emu", figure=with_figure)
-        doc = {"name": cmp.sim.summary["name"], "seed": cmp.sim.summary["seed"], "rows": cmp.table}
-        (tmp / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        (tmp / "compare.txt").write_text(cmp.text() + "\n", encoding="utf-8")
-        if with_figure:
-            figure(cmp.sim, cmp.emu).savefig(tmp / "compare.png", dpi=120)
+    folder.mkdir(exist_ok=True)
+    cmp.sim.save(folder / "sim", figure=with_figure)
+    cmp.emu.save(folder / "emu", figure=with_figure)
+    _write_table(cmp, folder, {"name": cmp.sim.summary["name"], "seed": cmp.sim.summary["seed"]})
+    if with_figure:
+        figure(cmp.sim, cmp.emu).savefig(folder / "compare.png", dpi=120)
+
+
+def _write_table(cmp: Comparison, folder: Path, head: dict[str, Any]) -> None:
+    doc = {**head, "rows": cmp.table}
+    (folder / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    (folder / "compare.txt").write_text(cmp.text() + "\n", encoding="utf-8")
+
+
+def _located(cmp: Comparison, out: Path) -> None:
+    """Points the comparison and its results at where they were saved."""
     cmp.path = out
-    cmp.sim.path = out / "sim"
-    cmp.emu.path = out / "emu"
+    if cmp.seeds is None:
+        cmp.sim.path = out / "sim"
+        cmp.emu.path = out / "emu"
+        return
+    for p in cmp.seeds:
+        _located(p, out / f"seed-{p.sim.summary['seed']}")

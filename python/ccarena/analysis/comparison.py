@@ -2,9 +2,10 @@
 
 For each flow the table gives goodput, mean RTT and retransmits, and for
 the link its utilisation: simulated, emulated, the difference emu − sim and
-the relative difference (emu − sim) / sim. The figure draws rate at the
-bottleneck and cwnd per flow, and the queue, simulated (solid) over
-emulated (dashed).
+the relative difference (emu − sim) / sim. Over several seeds
+(:func:`over_seeds`) it gives each backend's mean and range, and the
+difference of the means. The figure draws rate at the bottleneck and cwnd
+per flow, and the queue, simulated (solid) over emulated (dashed).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from matplotlib.figure import Figure
 
 from .plots import RunData, column
 
-__all__ = ["QUANTITIES", "differences", "figure", "format_table"]
+__all__ = ["QUANTITIES", "differences", "figure", "format_table", "over_seeds"]
 
 QUANTITIES = (
     ("goodput_mbps", "goodput", "Mbit/s"),
@@ -64,20 +65,63 @@ def differences(sim: Mapping[str, Any], emu: Mapping[str, Any]) -> list[dict[str
     return rows
 
 
+def over_seeds(tables: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One table from the tables of :func:`differences` for several seeds of one experiment.
+
+    Each row has the per-seed values (``sim_values``, ``emu_values``, in
+    the order given; None where a run had none), their means (``sim``,
+    ``emu``, over the seeds that have a value), ranges (``sim_min``,
+    ``sim_max``, ``emu_min``, ``emu_max``), and ``diff`` and ``rel`` of
+    the means.
+    """
+    if not tables:
+        raise ValueError("no tables to combine")
+    rows = []
+    for i, first in enumerate(tables[0]):
+        sims = [t[i]["sim"] for t in tables]
+        emus = [t[i]["emu"] for t in tables]
+        row = _row(first["quantity"], first["unit"], first["flow"], first["cc"], _mean(sims), _mean(emus))
+        for tag, values in (("sim", sims), ("emu", emus)):
+            known = [v for v in values if v is not None]
+            row[f"{tag}_min"] = min(known) if known else None
+            row[f"{tag}_max"] = max(known) if known else None
+            row[f"{tag}_values"] = values
+        rows.append(row)
+    return rows
+
+
+def _mean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
 def _fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
 def format_table(rows: list[dict[str, Any]], sim_summary: Mapping[str, Any] | None = None) -> str:
-    """The comparison table as aligned text."""
-    head = ("quantity", "flow", "cc", "sim", "emu", "emu-sim", "rel")
+    """The comparison table as aligned text; with ranges (rows of :func:`over_seeds`),
+    each backend's mean and its range over the seeds, and the difference of the means."""
+    ranges = bool(rows) and "sim_min" in rows[0]
+    if ranges:
+        head = ("quantity", "flow", "cc", "sim mean", "sim range", "emu mean", "emu range", "emu-sim", "rel")
+    else:
+        head = ("quantity", "flow", "cc", "sim", "emu", "emu-sim", "rel")
     lines = [head]
     for r in rows:
         spec = ".3f" if r["quantity"] == "utilisation" else (".0f" if r["quantity"] == "retransmits" else ".2f")
         name = f"{r['quantity']} ({r['unit']})" if r["unit"] else r["quantity"]
         rel = "-" if r["rel"] is None else f"{100 * r['rel']:+.1f}%"
         diff = "-" if r["diff"] is None else format(r["diff"], "+" + spec)
-        lines.append((name, r["flow"], r["cc"], _fmt(r["sim"], spec), _fmt(r["emu"], spec), diff, rel))
+        if ranges:
+            span = {
+                tag: "-" if r[f"{tag}_min"] is None else f"{r[f'{tag}_min']:{spec}}..{r[f'{tag}_max']:{spec}}"
+                for tag in ("sim", "emu")
+            }
+            cells = (_fmt(r["sim"], spec), span["sim"], _fmt(r["emu"], spec), span["emu"])
+        else:
+            cells = (_fmt(r["sim"], spec), _fmt(r["emu"], spec))
+        lines.append((name, r["flow"], r["cc"], *cells, diff, rel))
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     out = []
     for line in lines:

@@ -25,7 +25,10 @@ through ccarena's link emulator (`run --backend emu`; root needed). The new
 folder holds both result folders (sim/, emu/), compare.png (rate at the
 bottleneck and cwnd per flow, and the queue: simulated solid, emulated
 dashed) and the table of differences in goodput, mean RTT, retransmits and
-utilisation (compare.txt, compare.json), which is also printed."""
+utilisation (compare.txt, compare.json), which is also printed. With
+--repeat N both backends run with N seeds (the file's and the N - 1 after
+it), each seed's comparison goes in seed-S/, and the table gives each
+backend's mean and range over the seeds and the difference of the means."""
 
 _COMPARE_EPILOG = """\
 example (the quick start at a fifth of the rate and half the length):
@@ -49,9 +52,26 @@ def register(sub: Any) -> None:
         help="folder to create; it must not exist (default: results/NAME-compare-seedSEED, with -2, ... if taken)",
     )
     p.add_argument("--seed", metavar="N", type=int, help="random seed (replaces the file's seed)")
+    p.add_argument(
+        "--repeat",
+        metavar="N",
+        type=_seeds,
+        default=1,
+        help="run both backends with N seeds and compare means and ranges (default 1)",
+    )
     add_set_option(p, "duration=30s")
     p.add_argument("--no-figure", action="store_true", help="do not draw the figures")
     p.set_defaults(handler=compare_command)
+
+
+def _seeds(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of seeds, at least 1, got {text!r}")
+    return n
 
 
 def compare_command(args: argparse.Namespace) -> int:
@@ -65,8 +85,13 @@ def compare_command(args: argparse.Namespace) -> int:
     if spec is None:
         return EXIT_USAGE
     out = Path(args.out) if args.out else default_out_dir(f"{spec.name}-compare", spec.seed)
+    def done(one: Any) -> None:
+        if args.repeat > 1:
+            seed = one.sim.summary["seed"]
+            print(f"seed {seed}: " + emu_line(one.emu.summary).replace("\n", f"\nseed {seed}: "), flush=True)
+
     try:
-        cmp = compare(spec, out=out, figure=not args.no_figure)
+        cmp = compare(spec, out=out, figure=not args.no_figure, repeat=args.repeat, done=done)
     except (SpecError, ResultExistsError, emu.EmuUnavailable) as e:
         error(str(e))
         return EXIT_USAGE
@@ -76,7 +101,10 @@ def compare_command(args: argparse.Namespace) -> int:
     except (RuntimeError, OSError) as e:
         error(f"comparison failed: {e}")
         return EXIT_FAILED
+    if cmp.seeds is not None:
+        print(f"\n{len(cmp.seeds)} seeds, from {cmp.seeds[0].sim.summary['seed']}: means and ranges over them")
     print(cmp.text())
-    print(emu_line(cmp.emu.summary))
+    if cmp.seeds is None:
+        print(emu_line(cmp.emu.summary))
     print(f"\nresults: {cmp.path}")
     return EXIT_OK
