@@ -1415,16 +1415,23 @@ mod tests {
         assert_eq!(e.forward_port().random_drops, expected);
     }
 
-    #[test]
-    fn late_delivery_is_measured_and_does_not_shift_the_schedule() {
+    /// An engine in its measurement at 12 Mbit/s, 10 ms, with `n` full
+    /// segments of flow 0 read at time 0 (due at 11, 12, ... ms).
+    fn queued(n: usize) -> Engine {
         let mut e = Engine::new(cfg(1, 12_000_000, 100));
         e.start(0);
         let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
-        for _ in 0..3 {
+        for _ in 0..n {
             let id = e.alloc();
             e.buf_mut(id)[..p.len()].copy_from_slice(&p);
             e.ingress(0, Side::Snd, id, p.len(), None);
         }
+        e
+    }
+
+    #[test]
+    fn late_delivery_is_measured_and_does_not_shift_the_schedule() {
+        let mut e = queued(3);
         // The caller wakes up 50 ms late and delivers everything at once.
         let mut at = Vec::new();
         e.run_until(50 * PS_PER_MS, &mut |_, _, _, _| {
@@ -1443,14 +1450,7 @@ mod tests {
     /// [`STALL`] late is none.
     #[test]
     fn stalls_are_counted_once_each_by_their_first_late_delivery() {
-        let mut e = Engine::new(cfg(1, 12_000_000, 100));
-        e.start(0);
-        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
-        for _ in 0..20 {
-            let id = e.alloc();
-            e.buf_mut(id)[..p.len()].copy_from_slice(&p);
-            e.ingress(0, Side::Snd, id, p.len(), None);
-        }
+        let mut e = queued(20);
         let us = |x: u64| x * PS_PER_US;
         let stalled = |t: Time| match t {
             t if (us(15_500)..us(19_000)).contains(&t) => us(19_000),
