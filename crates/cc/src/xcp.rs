@@ -174,7 +174,6 @@ mod tests {
         assert!(!x.cong_control(&mut tp, &RateSample::default()));
         tp.snd_cwnd = 50;
         x.set_state(&mut tp, CaState::Open);
-        tp.ca_state = CaState::Open;
         assert_eq!(x.cwnd_bytes, 50.0 * MSS as f64);
     }
 }
