@@ -77,20 +77,42 @@ def wait_for_quiet_host(timeout_s: float = 30.0) -> None:
             return
 
 
+QUIET_ATTEMPT_STEAL_MS_PER_S = 5.0
+"""An attempt during which the host stole less than this per second (of all
+CPUs) judges the emulator; above it, a late delivery may be the host's.
+(On this project's 2-core virtual machine, the 50 Mbit/s probe check passed
+with 30-100 ms stolen in 8 s and failed from 80 ms on.)"""
+
+ATTEMPTS_BUDGET_S = 150.0
+"""Longest a check keeps trying while its failures are all on a noisy host."""
+
+
 def attempts(n: int, check: Callable[[], None]) -> None:
-    """Runs ``check`` until it passes, at most ``n`` times, each on a quiet host
-    (``wait_for_quiet_host``); fails with every attempt's message and the
-    time stolen by the host while it ran."""
+    """Runs ``check`` until it passes, each time after waiting for a quiet
+    host (``wait_for_quiet_host``). It fails after ``n`` failed attempts on a
+    host that stayed quiet while they ran (QUIET_ATTEMPT_STEAL_MS_PER_S);
+    an attempt the host stole more from says nothing about the emulator and
+    is not counted, and when only such attempts fail until ATTEMPTS_BUDGET_S
+    runs out the test is skipped as not judged. Every message gives the time
+    stolen while the attempt ran."""
     failures = []
-    for _ in range(n):
+    judged = 0
+    deadline = time.monotonic() + ATTEMPTS_BUDGET_S
+    while judged < n and time.monotonic() < deadline:
         wait_for_quiet_host()
         stolen, started = host_steal_ms(), time.monotonic()
         try:
             check()
             return
         except AssertionError as e:
-            failures.append(f"{e} (host stole {host_steal_ms() - stolen:.0f} ms in {time.monotonic() - started:.0f} s)")
-    pytest.fail("all attempts failed:\n" + "\n".join(f"  {i + 1}: {m}" for i, m in enumerate(failures)))
+            took, secs = host_steal_ms() - stolen, time.monotonic() - started
+            quiet = took <= QUIET_ATTEMPT_STEAL_MS_PER_S * secs
+            judged += quiet
+            failures.append(f"{e} (host stole {took:.0f} ms in {secs:.0f} s{'' if quiet else ': not judged'})")
+    report = "\n".join(f"  {i + 1}: {m}" for i, m in enumerate(failures))
+    if judged >= n:
+        pytest.fail(f"{judged} attempts on a quiet host failed:\n{report}")
+    pytest.skip(f"not judged: the host stole time during every failed attempt ({judged} on a quiet host):\n{report}")
 
 
 def nothing_left() -> dict[str, list[str]]:
