@@ -85,7 +85,9 @@ def compare_command(args: argparse.Namespace) -> int:
     if spec is None:
         return EXIT_USAGE
     out = Path(args.out) if args.out else default_out_dir(f"{spec.name}-compare", spec.seed)
+
     def done(one: Any) -> None:
+        """Over several seeds, each seed's emulator line as its comparison finishes."""
         if args.repeat > 1:
             seed = one.sim.summary["seed"]
             print(f"seed {seed}: " + emu_line(one.emu.summary).replace("\n", f"\nseed {seed}: "), flush=True)
