@@ -78,21 +78,16 @@ def over_seeds(tables: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         raise ValueError("no tables to combine")
     rows = []
     for i, first in enumerate(tables[0]):
-        sims = [t[i]["sim"] for t in tables]
-        emus = [t[i]["emu"] for t in tables]
-        row = _row(first["quantity"], first["unit"], first["flow"], first["cc"], _mean(sims), _mean(emus))
-        for tag, values in (("sim", sims), ("emu", emus)):
-            known = [v for v in values if v is not None]
-            row[f"{tag}_min"] = min(known) if known else None
-            row[f"{tag}_max"] = max(known) if known else None
-            row[f"{tag}_values"] = values
+        values = {tag: [t[i][tag] for t in tables] for tag in ("sim", "emu")}
+        known = {tag: [v for v in vs if v is not None] for tag, vs in values.items()}
+        mean = {tag: sum(k) / len(k) if k else None for tag, k in known.items()}
+        row = _row(first["quantity"], first["unit"], first["flow"], first["cc"], mean["sim"], mean["emu"])
+        for tag in ("sim", "emu"):
+            row[f"{tag}_min"] = min(known[tag], default=None)
+            row[f"{tag}_max"] = max(known[tag], default=None)
+            row[f"{tag}_values"] = values[tag]
         rows.append(row)
     return rows
-
-
-def _mean(values: list[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return sum(known) / len(known) if known else None
 
 
 def _fmt(x: float | None, spec: str) -> str:
