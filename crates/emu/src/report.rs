@@ -155,6 +155,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         c.created, c.delivered, c.dropped, c.queued, c.in_flight
     );
     let (late_f, late_r) = engine.lateness();
+    let stalls = engine.stalls();
     let timing = format!(
         "{{\"realtime\": {}, \"realtime_error\": {}, \"cpu_latency_qos\": {}, \"cpu\": {}, \"spin_us\": {}, \"wall_seconds\": {}, \
          \"write_errors\": {}, \"read_packets\": {}, \"wire_packets\": {}, \"offload\": {}, \"super_packets\": {}, \
@@ -183,9 +184,9 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         quantiles(&info.write_ns, "write_", "us", 1000.0),
         quantiles(&info.wake_ns, "wake_", "us", 1000.0),
         quantiles(engine.credit(), "credit_", "us", 1000.0),
-        engine.stalls().count,
-        engine.stalls().total as f64 / 1e9,
-        engine.stalls().longest as f64 / 1e9,
+        stalls.count,
+        stalls.total as f64 / 1e9,
+        stalls.longest as f64 / 1e9,
     );
     let json = format!(
         "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"conservation\": {},\n\
