@@ -24,6 +24,8 @@
 //! batch_ns 20000             # optional: wake this long after a delivery to a receiver is due, so that
 //!                            # packets due together coalesce (default 0)
 //! offload 1                  # TSO/checksum offload on the devices (0: one packet per read)
+//! stalls pause               # optional: a stall pauses the path (default catch-up: what fell
+//!                            # due is delivered at once; see engine::Stalls)
 //! qdisc red min_th=5 max_th=15 ecn=true   # optional forward discipline (default droptail)
 //! rev_qdisc codel                          # optional reverse discipline
 //! ```
@@ -137,6 +139,7 @@ impl Config {
             "cpu",
             "offload",
             "batch_ns",
+            "stalls",
             "qdisc",
             "rev_qdisc",
         ];
@@ -172,6 +175,11 @@ impl Config {
                 "0" => false,
                 "1" => true,
                 v => return Err(format!("offload: expected 0 or 1, got {v}")),
+            },
+            pause_stalls: match m.contains_key("stalls").then(|| one(&m, "stalls")).transpose()? {
+                None | Some("catch-up") => false,
+                Some("pause") => true,
+                Some(v) => return Err(format!("stalls: expected pause or catch-up, got {v}")),
             },
         };
         let e = &engine;
@@ -221,6 +229,9 @@ mod tests {
         assert!(c.engine.frames);
         assert_eq!(c.batch_ns, 0);
         assert_eq!(Config::parse(&format!("{GOOD}batch_ns 25000\n")).unwrap().batch_ns, 25_000);
+        assert!(!c.engine.pause_stalls);
+        assert!(Config::parse(&format!("{GOOD}stalls pause\n")).unwrap().engine.pause_stalls);
+        assert!(!Config::parse(&format!("{GOOD}stalls catch-up\n")).unwrap().engine.pause_stalls);
     }
 
     #[test]
@@ -253,6 +264,8 @@ mod tests {
         assert_eq!(e, "offload: expected 0 or 1, got yes");
         let e = Config::parse(&GOOD.replace("offload 1\n", "")).unwrap_err();
         assert_eq!(e, "offload: missing");
+        let e = Config::parse(&format!("{GOOD}stalls wait\n")).unwrap_err();
+        assert_eq!(e, "stalls: expected pause or catch-up, got wait");
         let e = Config::parse(&format!("{GOOD}seed 2\n")).unwrap_err();
         assert!(e.contains("seed given twice"), "{e}");
     }

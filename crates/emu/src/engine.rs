@@ -12,10 +12,13 @@
 //! numbers are the [`sim::packet::PacketId`]s the queues hold.
 //!
 //! Time is picoseconds since an epoch chosen by the caller. The link runs on
-//! an exact virtual schedule: a transmission ends exactly `wire·8/C` after it
-//! started and a packet is due exactly one delay after that, however late
-//! the caller gets round to it. A late caller only makes deliveries late,
-//! which is measured (`lateness`) and never accumulates.
+//! an exact schedule: a transmission ends exactly `wire·8/C` after it
+//! started and a packet is due exactly one delay after that. A late caller
+//! makes deliveries late, which is measured (`lateness`) and never
+//! accumulates; with [`EngineConfig::pause_stalls`], a caller more than
+//! [`STALL`] behind pauses the whole path for as long instead (see
+//! [`Stalls`]), so that nothing leaves faster than the link and the lines
+//! allow.
 //!
 //! Flows are told apart by the receiver's TCP port: flow i listens on
 //! `port_base + i`, so data carry it as destination and ACKs as source.
@@ -69,22 +72,33 @@ const MAX_COALESCE: usize = 64;
 /// Data segments remembered per flow for RTT samples (bounded memory).
 const MAX_PENDING: usize = 1 << 20;
 
-/// A delivery later than this is held up by a stall (see [`Stalls`]).
+/// Behind its schedule by more than this, the emulator is stalled (see
+/// [`Stalls`]).
 pub const STALL: Time = 1_000_000_000;
 
-/// Stretches in which the emulator delivered nothing on time: deliveries
-/// more than [`STALL`] late, counted once per stretch (one that falls due
-/// after the last such delivery was written starts a new one). The host
-/// taking the emulator's CPU is the usual cause. ACKs held up by a stall
-/// reach the sender late and together; a delivery-rate sample from a held-up
-/// ACK to one that came on time, in a round in which the queue grows (BBR's
-/// probing), comes out too high by up to the stall over the round trip, and
-/// BBR keeps the largest sample of ten round trips.
+/// Times the emulator found itself more than [`STALL`] behind its schedule
+/// (the host taking its CPU is the usual cause), and for how long.
+///
+/// By default what fell due meanwhile is delivered at once and the schedule
+/// kept; a stall is then a stretch of deliveries more than [`STALL`] late,
+/// counted once, by its first delivery's lateness. ACKs held up together
+/// reach the sender together, and a delivery-rate sample from a held-up ACK
+/// to one that came on time, in a round in which the queue grows (BBR's
+/// probing), comes out too high by up to the stall over the round trip
+/// (BBR keeps the largest sample of ten round trips).
+///
+/// With [`EngineConfig::pause_stalls`] the links, queues and delay lines
+/// stop for as long as the earliest thing due was late, as if the path had
+/// been cut: everything in them happens that much later, in the same order
+/// and with the same spacing, and what the senders sent meanwhile waits in
+/// the bottleneck's queue. Nothing leaves faster than the link; the price
+/// is the link's time (a paused link carries nothing), the delay added to
+/// everything in flight, and a backlog that stays until the senders drain
+/// it. A stall is then one pause, counted by its length.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stalls {
     pub count: u64,
-    /// Sum and largest of each stall's length, the lateness of its first
-    /// delivery, ps.
+    /// Sum and largest of the stalls' lengths, ps.
     pub total: Time,
     pub longest: Time,
 }
@@ -163,6 +177,9 @@ pub struct EngineConfig {
     /// with [`Engine::ingress_frame`], and the packets of a flow due by the
     /// time of a write are coalesced into one where a receiver's GRO would.
     pub frames: bool,
+    /// What a stall does (see [`Stalls`]): pause the path (true), or
+    /// deliver what fell due at once and keep the schedule (false).
+    pub pause_stalls: bool,
 }
 
 struct Slot {
@@ -253,8 +270,8 @@ pub struct Engine {
     rev_delay: Histogram,
     /// Delivery lateness (actual write minus due time), ns, per direction.
     lateness: [Histogram; 2],
-    /// Stalls in the measurement (see [`Stalls`]), and when the last one's
-    /// deliveries were written.
+    /// Stalls in the measurement (see [`Stalls`]), and, without pauses,
+    /// when the last one's deliveries were written.
     stalls: Stalls,
     stall_end: Time,
     trace_t: Vec<u64>,
@@ -764,25 +781,53 @@ impl Engine {
     /// did so.
     pub fn run_until(&mut self, now: Time, deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time) {
         self.horizon = now;
+        // The latest time known: `now`, or the end of the last write.
+        let mut clock = now;
         loop {
-            let (a, b) = (self.q.peek_time(), self.to_senders.peek_time());
+            let (a, b) = (self.q.peek(), self.to_senders.peek_time());
             let q = match (a, b) {
-                (Some(a), Some(b)) if b < a => &mut self.to_senders,
+                (Some((a, _)), Some(b)) if b < a => &mut self.to_senders,
                 (Some(_), _) => &mut self.q,
                 (None, Some(_)) => &mut self.to_senders,
                 (None, None) => break,
             };
-            if q.peek_time().expect("peeked") > now {
+            let (t, ev) = q.peek().expect("peeked");
+            if t > now {
                 break;
             }
-            let (t, ev) = q.pop().expect("peeked");
+            if self.cfg.pause_stalls && clock > t + STALL && ev != Event::Probe {
+                self.pause(clock - t, clock);
+                continue;
+            }
+            q.pop();
             self.events += 1;
             match ev {
                 Event::PortTxDone(p) => self.tx_done(p as usize, t),
-                Event::LineDeliver(l) => self.line_deliver(l as usize, t, deliver),
+                Event::LineDeliver(l) => clock = clock.max(self.line_deliver(l as usize, t, clock, deliver)),
                 Event::Probe => self.probe(t),
                 _ => unreachable!("the emulator schedules no other events"),
             }
+        }
+    }
+
+    /// The emulator found itself `by` behind its schedule at `now` (see
+    /// [`Stalls`]): the links, queues and delay lines stop for that long,
+    /// as if the path had been cut. Everything pending happens `by` later,
+    /// in the same order and with the same spacing; measurement intervals
+    /// keep to the clock.
+    fn pause(&mut self, by: Time, now: Time) {
+        self.q.delay_where(by, |e| *e != Event::Probe);
+        self.to_senders.delay_where(by, |_| true);
+        for l in self.lines.iter_mut() {
+            l.delay_all(by);
+        }
+        for b in self.busy_until.iter_mut() {
+            *b += by;
+        }
+        if self.in_window(now) {
+            self.stalls.count += 1;
+            self.stalls.total += by;
+            self.stalls.longest = self.stalls.longest.max(by);
         }
     }
 
@@ -824,7 +869,16 @@ impl Engine {
         self.start_next(p, t);
     }
 
-    fn line_deliver(&mut self, l: usize, t: Time, deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time) {
+    /// Delivers what is due on line `l` at `t` (and, with frames, by the
+    /// horizon); `clock` is the latest time known. Returns the time of the
+    /// last write (`clock` if none).
+    fn line_deliver(
+        &mut self,
+        l: usize,
+        t: Time,
+        mut clock: Time,
+        deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time,
+    ) -> Time {
         let p = l % 2;
         let to = if p == FWD { Side::Rcv } else { Side::Snd };
         // With frames, everything due by the time of writing may go out in one write.
@@ -832,6 +886,10 @@ impl Engine {
         let mut group = std::mem::take(&mut self.group);
         while let Some((due, id)) = self.lines[l].head() {
             if due > horizon {
+                break;
+            }
+            if self.cfg.pause_stalls && clock > due + STALL {
+                self.pause(clock - due, clock);
                 break;
             }
             self.lines[l].pop_due(horizon);
@@ -851,7 +909,7 @@ impl Engine {
                 if self.in_window(due) {
                     let late = at.saturating_sub(due);
                     self.lateness[p].record(late / PS_PER_NS);
-                    if late > STALL {
+                    if late > STALL && !self.cfg.pause_stalls {
                         if due > self.stall_end {
                             // A new stall; its first delivery was due about when it began.
                             self.stalls.count += 1;
@@ -869,6 +927,7 @@ impl Engine {
                 self.delivered += 1;
                 self.free.push(id);
             }
+            clock = clock.max(at);
             if p == FWD {
                 let (id, due) = group[group.len() - 1];
                 self.flows[self.slots[id as usize].flow as usize].late_by = at.saturating_sub(due);
@@ -878,6 +937,7 @@ impl Engine {
         if let Some(at) = self.lines[l].head_time() {
             self.line_events(p).push(at, Event::LineDeliver(l as u32));
         }
+        clock
     }
 
     /// The event queue of deliveries on direction `p`'s lines.
@@ -1080,6 +1140,7 @@ mod tests {
             other_delay_ns: 5_000_000,
             max_packet: 2048,
             frames: false,
+            pause_stalls: false,
         }
     }
 
@@ -1416,9 +1477,10 @@ mod tests {
     }
 
     /// An engine in its measurement at 12 Mbit/s, 10 ms, with `n` full
-    /// segments of flow 0 read at time 0 (due at 11, 12, ... ms).
-    fn queued(n: usize) -> Engine {
-        let mut e = Engine::new(cfg(1, 12_000_000, 100));
+    /// segments of flow 0 read at time 0 (due at 11, 12, ... ms), pausing
+    /// for stalls or not.
+    fn queued(n: usize, pause_stalls: bool) -> Engine {
+        let mut e = Engine::new(EngineConfig { pause_stalls, ..cfg(1, 12_000_000, 100) });
         e.start(0);
         let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
         for _ in 0..n {
@@ -1431,7 +1493,7 @@ mod tests {
 
     #[test]
     fn late_delivery_is_measured_and_does_not_shift_the_schedule() {
-        let mut e = queued(3);
+        let mut e = queued(3, false);
         // The caller wakes up 50 ms late and delivers everything at once.
         let mut at = Vec::new();
         e.run_until(50 * PS_PER_MS, &mut |_, _, _, _| {
@@ -1450,7 +1512,7 @@ mod tests {
     /// [`STALL`] late is none.
     #[test]
     fn stalls_are_counted_once_each_by_their_first_late_delivery() {
-        let mut e = queued(20);
+        let mut e = queued(20, false);
         let us = |x: u64| x * PS_PER_US;
         let stalled = |t: Time| match t {
             t if (us(15_500)..us(19_000)).contains(&t) => us(19_000),
@@ -1469,6 +1531,83 @@ mod tests {
         // 16, 17 and 18 ms written at 19 (3, 2, 1 ms late); 25, 26, 27 at 27.5.
         assert_eq!(e.stalls(), Stalls { count: 2, total: us(5_500), longest: us(3_000) });
         assert_eq!(e.lateness().0.max(), Some(3_000_000));
+    }
+
+    #[test]
+    fn with_pauses_a_delivery_up_to_a_stall_late_is_measured_and_keeps_the_schedule() {
+        let mut e = queued(3, true);
+        // Due at 11, 12 and 13 ms; the caller gets to them 0.9 ms late each.
+        let mut at = Vec::new();
+        while let Some(t) = e.next_event() {
+            let w = t + 900 * PS_PER_US;
+            e.run_until(w, &mut |_, _, _, _| {
+                at.push(w);
+                w
+            });
+        }
+        let ms = |x: u64| x * PS_PER_MS / 10;
+        assert_eq!(at, vec![ms(119), ms(129), ms(139)]);
+        assert_eq!((e.lateness().0.min(), e.lateness().0.max()), (Some(900_000), Some(900_000)));
+        assert_eq!(e.stalls(), Stalls::default());
+    }
+
+    /// As above, pausing for stalls: each
+    /// stall pauses the path for as long as its first delivery was late:
+    /// what was due from 16 ms goes out from 19 ms, and from 25 ms (then due
+    /// at 22) from 27.5, one serialisation time apart as before, never
+    /// faster than the link. Nothing is written late.
+    #[test]
+    fn a_stall_pauses_the_path_and_nothing_leaves_faster_than_the_link() {
+        let mut e = queued(20, true);
+        let us = |x: u64| x * PS_PER_US;
+        let stalled = |t: Time| match t {
+            t if (us(15_500)..us(19_000)).contains(&t) => us(19_000),
+            t if (us(25_000)..us(27_500)).contains(&t) => us(27_500),
+            t => t,
+        };
+        let mut written = Vec::new();
+        while let Some(t) = e.next_event() {
+            let w = stalled(t);
+            e.run_until(w, &mut |_, _, _, _| {
+                written.push(w);
+                w
+            });
+        }
+        let ms = |x: u64| us(1000 * x);
+        let mut want: Vec<Time> = (11..=15).map(ms).collect();
+        want.extend((16..=21).map(|x| ms(x) + us(3_000)));
+        want.extend((22..=30).map(|x| ms(x) + us(5_500)));
+        assert_eq!(written, want);
+        assert_eq!(e.stalls(), Stalls { count: 2, total: us(5_500), longest: us(3_000) });
+        assert_eq!(e.lateness().0.max(), Some(0));
+        let c = e.conservation();
+        assert_eq!(c.created, c.delivered + c.dropped + c.queued + c.in_flight);
+    }
+
+    /// A packet that arrives after a stall waits behind what the pause
+    /// kept in the queue: the link resumes where it stopped.
+    #[test]
+    fn what_arrives_after_a_stall_queues_behind_the_paused_packets() {
+        let mut e = queued(3, true);
+        // The caller is away from 0.5 ms to 2.5 ms: the first transmission
+        // (due to end at 1 ms) is paused for 1.5 ms, and a fourth segment
+        // arrives at 2.5 ms, while the second is on the wire.
+        let mut written = Vec::new();
+        let us = |x: u64| x * PS_PER_US;
+        e.run_until(us(500), &mut |_, _, _, _| unreachable!("nothing due"));
+        e.run_until(us(2_500), &mut |_, _, _, _| unreachable!("nothing due after the pause"));
+        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        let id = e.alloc();
+        e.buf_mut(id)[..p.len()].copy_from_slice(&p);
+        e.ingress(us(2_500), Side::Snd, id, p.len(), None);
+        while let Some(t) = e.next_event() {
+            e.run_until(t, &mut |_, _, _, _| {
+                written.push(t);
+                t
+            });
+        }
+        assert_eq!(written, vec![us(12_500), us(13_500), us(14_500), us(15_500)]);
+        assert_eq!(e.stalls(), Stalls { count: 1, total: us(1_500), longest: us(1_500) });
     }
 
     /// A frame: an all-zero virtio header (no offload work) and the packet.
@@ -1521,7 +1660,7 @@ mod tests {
     /// segment is never merged with unmarked ones.
     #[test]
     fn due_segments_of_a_flow_coalesce_into_one_write() {
-        let mut c = cfg(1, 12_000_000, 100);
+        let mut c = cfg(1, 120_000_000, 100);
         c.frames = true;
         let mut e = Engine::new(c);
         e.start(0);
@@ -1532,11 +1671,14 @@ mod tests {
             }
             assert_eq!(e.ingress_frame(0, Side::Snd, &mut plain_frame(&p), None), 1);
         }
-        // Due at 11, 12, 13, 14 ms; the caller wakes at 20 ms.
+        // Serialised by 0.4 ms and due at 10.1, 10.2, 10.3, 10.4 ms; the
+        // caller wakes at 10.9 ms (late, but not by a stall).
+        e.run_until(PS_PER_MS, &mut |_, _, _, _| unreachable!("nothing due yet"));
         let mut writes = Vec::new();
-        e.run_until(20 * PS_PER_MS, &mut |_, head: &[u8], b: &[u8], _| {
+        let at = 10_900 * PS_PER_US;
+        e.run_until(at, &mut |_, head: &[u8], b: &[u8], _| {
             writes.push((wire::VnetHdr::parse(head).unwrap(), b.to_vec()));
-            20 * PS_PER_MS
+            at
         });
         assert_eq!(writes.len(), 2);
         let (h, b) = &writes[0];
@@ -1546,7 +1688,7 @@ mod tests {
         assert_eq!(wire::parse(&writes[1].1).seq, 1 + 3 * 1448);
         assert_eq!(e.coalesced(), (1, 3));
         let (late, _) = e.lateness();
-        assert_eq!((late.count(), late.min(), late.max()), (4, Some(6_000_000), Some(9_000_000)));
+        assert_eq!((late.count(), late.min(), late.max()), (4, Some(500_000), Some(800_000)));
         assert_eq!(e.conservation().delivered, 4);
     }
 }

@@ -107,6 +107,22 @@ impl EventQueue {
         self.heap.peek().map(|e| e.time)
     }
 
+    /// The earliest event and its time.
+    #[inline]
+    pub fn peek(&self) -> Option<(Time, Event)> {
+        self.heap.peek().map(|e| (e.time, e.ev))
+    }
+
+    /// Moves every event for which `moves` holds `by` later, keeping the
+    /// order among them (ties still in insertion order).
+    pub fn delay_where(&mut self, by: Time, moves: impl Fn(&Event) -> bool) {
+        let mut v = std::mem::take(&mut self.heap).into_vec();
+        for e in v.iter_mut().filter(|e| moves(&e.ev)) {
+            e.time += by;
+        }
+        self.heap = BinaryHeap::from(v);
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -138,6 +154,21 @@ mod tests {
                 (5, Event::Probe),
                 (5, Event::FlowStart(2)),
             ]
+        );
+    }
+
+    #[test]
+    fn delayed_events_keep_their_order_and_the_others_stay() {
+        let mut q = EventQueue::new();
+        q.push(3, Event::FlowStart(1));
+        q.push(5, Event::Probe);
+        q.push(3, Event::FlowStart(2));
+        q.push(4, Event::PortTxDone(0));
+        q.delay_where(2, |e| !matches!(e, Event::Probe));
+        let order: Vec<(Time, Event)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![(5, Event::FlowStart(1)), (5, Event::Probe), (5, Event::FlowStart(2)), (6, Event::PortTxDone(0)),]
         );
     }
 }

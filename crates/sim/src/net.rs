@@ -126,6 +126,13 @@ impl DelayLine {
         self.q.front().map(|&(at, _)| at)
     }
 
+    /// Every packet on the line arrives `by` later.
+    pub fn delay_all(&mut self, by: Time) {
+        for e in self.q.iter_mut() {
+            e.0 += by;
+        }
+    }
+
     /// Arrival time of the last packet on the line.
     #[inline]
     pub fn tail_time(&self) -> Option<Time> {
