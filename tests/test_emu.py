@@ -246,6 +246,34 @@ def test_emulator_adds_the_set_delay_at_50mbps_and_counts_what_the_receiver_read
     assert_clean()
 
 
+def test_with_pauses_a_stall_delays_what_is_in_flight_and_nothing_comes_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CCARENA_EMU_STALLS=pause: the 50 Mbit/s experiment with kernel-stamped probes.
+
+    A stall pauses the whole path, so a probe on its way (one every 5 ms,
+    10 ms on the line) is delayed by the longest pause; no probe arrives
+    sooner than the setting, and bytes are conserved as without pauses.
+    """
+    from ccarena.backends.emu import config as emu_config
+    from ccarena.backends.emu import run as emu_run
+
+    monkeypatch.setattr(emu_config, "STALLS", "pause")
+    monkeypatch.setattr(emu_run, "STALLS", "pause")
+    spec = emulate.load_spec(experiment("50Mbps", "20ms", "1bdp", "8s", stop="6s"))
+    raw = emulate.emulate(spec, probe_hz=200)
+    flow = raw["flows"][0]
+    probes = raw["emu"]["probes"]
+    stalls = raw["emu"]["emulator"]["stalls"]
+    msg = f"probes {probes}, stalls {stalls}"
+    assert stalls["mode"] == "pause", msg
+    assert flow["emu_payload_total"] == flow["goodput_bytes"] == flow["written_bytes"], flow
+    c = raw["conservation"]
+    assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"], c
+    assert probes["received"] >= 0.95 * probes["sent"] >= 0.95 * 1400, msg
+    assert probes["excess_us"]["min"] >= 0.0, msg
+    assert probes["excess_us"]["max"] >= 1000.0 * stalls["longest_ms"] - 50.0, msg
+    assert_clean()
+
+
 def test_teardown_after_success_failure_signals_and_sigkill(tmp_path: Path) -> None:
     exp = write(tmp_path, experiment("10Mbps", "20ms", "1bdp", "6s"))
 

@@ -297,16 +297,22 @@ def test_the_emulator_line_warns_of_late_deliveries_and_notes_stalls() -> None:
     """What `ccarena run --backend emu` prints under its table, from summary.json's emu section."""
     from ccarena.cli.run import LATENESS_WARN_US, emu_line
 
-    def summary(p99_us: float, stalls: int) -> dict[str, Any]:
+    def summary(p99_us: float, stalls: int, mode: str = "catch-up") -> dict[str, Any]:
         late = {"p50_us": 12.0, "p99_us": p99_us, "max_us": 900.0 + 4000.0 * stalls}
         return {
+            "duration_s": 20.0,
             "emu": {
                 "kernel": {"release": "6.1.0"},
                 "emulator": {
                     "realtime": True,
                     "delivery_lateness_us": late,
                     "reverse_delivery_lateness_us": dict(late, p99_us=20.0),
-                    "stalls": {"count": stalls, "total_ms": 6.25 * stalls, "longest_ms": 4.9 if stalls else 0.0},
+                    "stalls": {
+                        "count": stalls,
+                        "total_ms": 6.25 * stalls,
+                        "longest_ms": 4.9 if stalls else 0.0,
+                        "mode": mode,
+                    },
                 },
             }
         }
@@ -319,8 +325,12 @@ def test_the_emulator_line_warns_of_late_deliveries_and_notes_stalls() -> None:
     assert len(late) == 2 and late[1].startswith("warning: the emulator delivered late (p99 0.25 ms > 200 us)")
     stalled = emu_line(summary(150.0, 3)).splitlines()
     assert len(stalled) == 2
-    assert stalled[1].startswith("note: the emulator stalled 3 times for more than 1 ms (longest 4.9 ms, 18.8 ms in all;")
-    assert "BBR" in stalled[1]
+    assert stalled[1].startswith(
+        "note: the emulator stalled 3 times for more than 1 ms (longest 4.9 ms, 18.8 ms in all, 0.09% of the run;"
+    ), stalled[1]
+    assert "BBR" in stalled[1] and "CCARENA_EMU_STALLS=pause" in stalled[1]
+    paused = emu_line(summary(150.0, 3, "pause")).splitlines()
+    assert paused[1].startswith(stalled[1].split("):")[0]) and "the path was paused for each" in paused[1], paused
 
 
 def test_a_comparison_over_seeds_gives_means_ranges_and_the_difference_of_the_means() -> None:

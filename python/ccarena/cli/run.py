@@ -234,11 +234,22 @@ def emu_line(summary: dict[str, Any]) -> str:
         )
     stalls = e.get("stalls") or {}
     if stalls.get("count"):
+        duration = summary.get("duration_s")
+        share = f", {stalls['total_ms'] / 10 / duration:.2f}% of the run" if duration else ""
+        if stalls.get("mode") == "pause":
+            what = (
+                "the path was paused for each, so the link carried nothing then and what was sent "
+                "meanwhile queued behind"
+            )
+        else:
+            what = (
+                "ACKs held up by a stall arrive together, which a rate-based algorithm such as BBR can "
+                "take for a faster link (CCARENA_EMU_STALLS=pause pauses the path instead)"
+            )
         line += (
             f"\nnote: the emulator stalled {stalls['count']} times for more than 1 ms "
-            f"(longest {stalls['longest_ms']:.1f} ms, {stalls['total_ms']:.1f} ms in all; usually the host "
-            "taking its CPU): ACKs held up by a stall arrive together, which a rate-based algorithm "
-            "such as BBR can take for a faster link"
+            f"(longest {stalls['longest_ms']:.1f} ms, {stalls['total_ms']:.1f} ms in all{share}; usually the "
+            f"host taking its CPU): {what}"
         )
     return line
 

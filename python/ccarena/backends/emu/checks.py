@@ -13,7 +13,7 @@ from typing import Any
 from ... import _core
 from ...spec import Spec, SpecError, resolve
 from ...spec.document import load_document
-from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE
+from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE, STALLS
 
 
 def kernel_algorithms() -> list[str]:
@@ -41,6 +41,8 @@ def load_spec(
     it) is accepted without parameters. Raises :class:`SpecError`, and
     checks everything :func:`check_spec` checks.
     """
+    if STALLS not in ("catch-up", "pause"):
+        raise SpecError("CCARENA_EMU_STALLS", f"expected catch-up or pause, got {STALLS!r}")
     raw, default_name = load_document(source, seed=seed, set=set, **overrides)
     kernel = kernel_algorithms()
     known = _sim_algorithms()

@@ -50,6 +50,15 @@ senders are never held. It bounds the added delivery lateness, which the
 emulator takes off the receivers' answers on their way back;
 ``CCARENA_EMU_BATCH_NS`` sets it."""
 
+STALLS: str = os.environ.get("CCARENA_EMU_STALLS", "catch-up")
+"""What the emulator does when it finds itself more than 1 ms behind its
+schedule (the host taking its CPU, usually): ``catch-up`` (the default)
+delivers what fell due at once and keeps the schedule; ``pause`` stops the
+links, queues and delay lines for as long, so that nothing leaves faster
+than the link, at the cost of the link's time and of delay added to
+everything in flight (crates/emu/src/engine.rs, ``Stalls``).
+``CCARENA_EMU_STALLS`` sets it."""
+
 def _emu_cpu() -> int | None:
     """The CPU for the emulator: the highest this process may use, when it may use two or more."""
     cpus = os.sched_getaffinity(0)

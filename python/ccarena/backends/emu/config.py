@@ -20,6 +20,7 @@ from .common import (
     PORT_BASE,
     RT_PRIORITY,
     SPIN_NS,
+    STALLS,
 )
 
 SETUP_TIMEOUT_S = 10.0
@@ -150,6 +151,7 @@ def _emulator_config(plan: _Plan) -> str:
         f"spin_ns {SPIN_NS}",
         f"offload {1 if OFFLOAD else 0}",
         f"batch_ns {BATCH_NS}",
+        f"stalls {STALLS}",
     ]
     if "qdisc" in bn:
         q = dict(bn["qdisc"])

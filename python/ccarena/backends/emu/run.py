@@ -11,7 +11,7 @@ import numpy as np
 
 from ...spec import Spec
 from .checks import _cubic_module_params, check_spec, kernel_algorithms
-from .common import ADDR_SND, EMU_CPU
+from .common import ADDR_SND, EMU_CPU, STALLS
 from .config import _Plan, _plan
 from .namespaces import _off_cpu, _signals_as_exceptions, check_environment
 from .tcpinfo import BBR_METRICS
@@ -154,12 +154,13 @@ def _raw(
             "busy_seconds": timing.get("busy_seconds"),
             "bad_frames": timing.get("bad_frames"),
             "not_ipv4": timing.get("not_ipv4"),
-            # Stretches with every delivery more than 1 ms late, each counted
-            # once (crates/emu/src/engine.rs, Stalls).
+            # Times the emulator was more than 1 ms behind its schedule, and
+            # what it did then (crates/emu/src/engine.rs, Stalls).
             "stalls": {
                 "count": timing.get("stalls"),
                 "total_ms": timing.get("stall_total_ms"),
                 "longest_ms": timing.get("stall_longest_ms"),
+                "mode": STALLS,
             },
         },
         "other_traffic": {k: out["other"][k] for k in ("bottleneck_bytes", "drops")},
