@@ -103,6 +103,14 @@ pub struct Stalls {
     pub longest: Time,
 }
 
+impl Stalls {
+    fn add(&mut self, length: Time) {
+        self.count += 1;
+        self.total += length;
+        self.longest = self.longest.max(length);
+    }
+}
+
 const FWD: usize = 0;
 const REV: usize = 1;
 
@@ -255,7 +263,6 @@ pub struct Engine {
     /// wake for them without waiting for more to batch ([`Engine::next_wake`]).
     to_senders: EventQueue,
     ports: [Port; 2],
-    busy_until: [Time; 2],
     /// Lines 2·f (forward) and 2·f+1 (reverse) for flows 0..=n; n is "other".
     lines: Vec<DelayLine>,
     slots: Vec<Slot>,
@@ -331,7 +338,6 @@ impl Engine {
             q: EventQueue::new(),
             to_senders: EventQueue::new(),
             ports,
-            busy_until: [0; 2],
             lines,
             slots: Vec::new(),
             free: Vec::new(),
@@ -652,7 +658,6 @@ impl Engine {
         let port = &mut self.ports[p];
         port.busy = Some(id);
         let done = start + port.tx_time(len);
-        self.busy_until[p] = done;
         self.q.push(done, Event::PortTxDone(p as u32));
         if self.in_window(start) {
             let waited = (start - enq) / PS_PER_NS;
@@ -821,13 +826,8 @@ impl Engine {
         for l in self.lines.iter_mut() {
             l.delay_all(by);
         }
-        for b in self.busy_until.iter_mut() {
-            *b += by;
-        }
         if self.in_window(now) {
-            self.stalls.count += 1;
-            self.stalls.total += by;
-            self.stalls.longest = self.stalls.longest.max(by);
+            self.stalls.add(by);
         }
     }
 
@@ -912,9 +912,7 @@ impl Engine {
                     if late > STALL && !self.cfg.pause_stalls {
                         if due > self.stall_end {
                             // A new stall; its first delivery was due about when it began.
-                            self.stalls.count += 1;
-                            self.stalls.total += late;
-                            self.stalls.longest = self.stalls.longest.max(late);
+                            self.stalls.add(late);
                         }
                         self.stall_end = at;
                     }
@@ -1506,28 +1504,36 @@ mod tests {
         assert_eq!(late.min(), Some(37_000_000));
     }
 
-    /// Deliveries due 11, 12, ... 30 ms (12 Mbit/s, 10 ms), written on time
-    /// except in two stalls: 15.5-19 ms and 25-27.5 ms. Each is counted once,
-    /// as long as its first delivery was late; a delivery no more than
-    /// [`STALL`] late is none.
-    #[test]
-    fn stalls_are_counted_once_each_by_their_first_late_delivery() {
-        let mut e = queued(20, false);
+    /// Runs `e` to the end with a caller that is on time except in two
+    /// stalls, 15.5-19 ms and 25-27.5 ms (it gets round to anything falling
+    /// due in one at its end); returns the times of the writes.
+    fn run_with_two_stalls(e: &mut Engine) -> Vec<Time> {
         let us = |x: u64| x * PS_PER_US;
         let stalled = |t: Time| match t {
             t if (us(15_500)..us(19_000)).contains(&t) => us(19_000),
             t if (us(25_000)..us(27_500)).contains(&t) => us(27_500),
             t => t,
         };
-        let mut written = 0;
+        let mut written = Vec::new();
         while let Some(t) = e.next_event() {
             let w = stalled(t);
             e.run_until(w, &mut |_, _, _, _| {
-                written += 1;
+                written.push(w);
                 w
             });
         }
-        assert_eq!(written, 20);
+        written
+    }
+
+    /// Deliveries due 11, 12, ... 30 ms (12 Mbit/s, 10 ms), written on time
+    /// except in the two stalls of [`run_with_two_stalls`]. Each is counted
+    /// once, as long as its first delivery was late; a delivery no more than
+    /// [`STALL`] late is none.
+    #[test]
+    fn stalls_are_counted_once_each_by_their_first_late_delivery() {
+        let mut e = queued(20, false);
+        let us = |x: u64| x * PS_PER_US;
+        assert_eq!(run_with_two_stalls(&mut e).len(), 20);
         // 16, 17 and 18 ms written at 19 (3, 2, 1 ms late); 25, 26, 27 at 27.5.
         assert_eq!(e.stalls(), Stalls { count: 2, total: us(5_500), longest: us(3_000) });
         assert_eq!(e.lateness().0.max(), Some(3_000_000));
@@ -1551,8 +1557,8 @@ mod tests {
         assert_eq!(e.stalls(), Stalls::default());
     }
 
-    /// As above, pausing for stalls: each
-    /// stall pauses the path for as long as its first delivery was late:
+    /// The same caller, pausing for stalls: each stall pauses the path for
+    /// as long as its first delivery was late:
     /// what was due from 16 ms goes out from 19 ms, and from 25 ms (then due
     /// at 22) from 27.5, one serialisation time apart as before, never
     /// faster than the link. Nothing is written late.
@@ -1560,19 +1566,7 @@ mod tests {
     fn a_stall_pauses_the_path_and_nothing_leaves_faster_than_the_link() {
         let mut e = queued(20, true);
         let us = |x: u64| x * PS_PER_US;
-        let stalled = |t: Time| match t {
-            t if (us(15_500)..us(19_000)).contains(&t) => us(19_000),
-            t if (us(25_000)..us(27_500)).contains(&t) => us(27_500),
-            t => t,
-        };
-        let mut written = Vec::new();
-        while let Some(t) = e.next_event() {
-            let w = stalled(t);
-            e.run_until(w, &mut |_, _, _, _| {
-                written.push(w);
-                w
-            });
-        }
+        let written = run_with_two_stalls(&mut e);
         let ms = |x: u64| us(1000 * x);
         let mut want: Vec<Time> = (11..=15).map(ms).collect();
         want.extend((16..=21).map(|x| ms(x) + us(3_000)));
