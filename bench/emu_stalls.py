@@ -54,20 +54,18 @@ def compare(exp: Path, seed: int, mode: str, folder: Path) -> dict[str, Any]:
     if proc.returncode != 0:
         raise SystemExit(f"{folder.name}: {proc.stderr.strip()}")
     stolen = steal_s() - before
-    sim = json.loads((folder / "sim" / "summary.json").read_text())
-    emu = json.loads((folder / "emu" / "summary.json").read_text())
-    e = emu["emu"]["emulator"]
-    flows = []
-    for fs, fe in zip(sim["flows"], emu["flows"], strict=True):
-        row = {"flow": fs["flow"], "cc": fs["cc"]}
-        for key, name in (("goodput_bps", "goodput"), ("rtt_mean_ms", "rtt")):
-            a, b = fs.get(key), fe.get(key)
-            row[name] = None if not a or b is None else 100.0 * (b / a - 1.0)
-        flows.append(row)
+    # The comparison's own table (ccarena.analysis.comparison.differences): per flow, rel = emu / sim - 1.
+    rows = json.loads((folder / "compare.json").read_text())["rows"]
+    e = json.loads((folder / "emu" / "summary.json").read_text())["emu"]["emulator"]
+    flows: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r["quantity"] in ("goodput", "mean RTT"):
+            row = flows.setdefault(r["flow"], {"flow": r["flow"], "cc": r["cc"]})
+            row["goodput" if r["quantity"] == "goodput" else "rtt"] = None if r["rel"] is None else 100.0 * r["rel"]
     return {
         "seed": seed,
         "mode": mode,
-        "flows": flows,
+        "flows": list(flows.values()),
         "stall_count": e["stalls"]["count"],
         "stall_ms": e["stalls"]["total_ms"],
         "ack_p99_us": e["reverse_delivery_lateness_us"]["p99_us"],

@@ -254,17 +254,15 @@ def test_with_pauses_a_stall_delays_what_is_in_flight_and_nothing_comes_early(mo
     sooner than the setting, and bytes are conserved as without pauses.
     """
     from ccarena.backends.emu import config as emu_config
-    from ccarena.backends.emu import run as emu_run
 
     monkeypatch.setattr(emu_config, "STALLS", "pause")
-    monkeypatch.setattr(emu_run, "STALLS", "pause")
     spec = emulate.load_spec(experiment("50Mbps", "20ms", "1bdp", "8s", stop="6s"))
     raw = emulate.emulate(spec, probe_hz=200)
     flow = raw["flows"][0]
     probes = raw["emu"]["probes"]
     stalls = raw["emu"]["emulator"]["stalls"]
     msg = f"probes {probes}, stalls {stalls}"
-    assert stalls["mode"] == "pause", msg
+    assert stalls["mode"] == "pause", msg  # as the emulator reports it
     assert flow["emu_payload_total"] == flow["goodput_bytes"] == flow["written_bytes"], flow
     c = raw["conservation"]
     assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"], c

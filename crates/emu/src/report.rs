@@ -160,7 +160,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         "{{\"realtime\": {}, \"realtime_error\": {}, \"cpu_latency_qos\": {}, \"cpu\": {}, \"spin_us\": {}, \"wall_seconds\": {}, \
          \"write_errors\": {}, \"read_packets\": {}, \"wire_packets\": {}, \"offload\": {}, \"super_packets\": {}, \
          \"bad_frames\": {}, \"coalesced_writes\": {}, \"coalesced_packets\": {}, \"forced_sleeps\": {}, \"cpu_seconds\": {}, \"busy_seconds\": {}, \"not_ipv4\": {}, {}, {}, {}, {}, {}, \
-         \"stalls\": {}, \"stall_total_ms\": {}, \"stall_longest_ms\": {}}}",
+         \"stalls\": {}, \"stall_total_ms\": {}, \"stall_longest_ms\": {}, \"stall_mode\": \"{}\"}}",
         info.realtime,
         info.realtime_error.as_deref().map(string).unwrap_or_else(|| "null".into()),
         info.cpu_latency_qos,
@@ -187,6 +187,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         stalls.count,
         stalls.total as f64 / 1e9,
         stalls.longest as f64 / 1e9,
+        if engine.config().pause_stalls { "pause" } else { "catch-up" },
     );
     let json = format!(
         "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"conservation\": {},\n\

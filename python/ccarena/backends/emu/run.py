@@ -11,7 +11,7 @@ import numpy as np
 
 from ...spec import Spec
 from .checks import _cubic_module_params, check_spec, kernel_algorithms
-from .common import ADDR_SND, EMU_CPU, STALLS
+from .common import ADDR_SND, EMU_CPU
 from .config import _Plan, _plan
 from .namespaces import _off_cpu, _signals_as_exceptions, check_environment
 from .tcpinfo import BBR_METRICS
@@ -160,7 +160,7 @@ def _raw(
                 "count": timing.get("stalls"),
                 "total_ms": timing.get("stall_total_ms"),
                 "longest_ms": timing.get("stall_longest_ms"),
-                "mode": STALLS,
+                "mode": timing.get("stall_mode"),
             },
         },
         "other_traffic": {k: out["other"][k] for k in ("bottleneck_bytes", "drops")},
