@@ -1,10 +1,13 @@
-"""Runs every full preset (or the IDs given) and prints the README's table of published experiments.
+"""Runs every full preset (or the IDs given), stores what each measured beside its campaign file,
+and writes the README's table of published experiments from the stored results.
 
-    python bench/reproduce_all.py [ID ...] [--jobs N] [--out DIR]
+    python bench/reproduce_all.py [ID ...] [--jobs N] [--out DIR] [--table-only]
 
-Each preset runs into DIR/ID (default results/reproduce/ID; a finished campaign is reused,
-an interrupted one resumed) and its claim is checked; the table (Markdown) goes to standard
-output and to DIR/table.md. Presets that need a feature this ccarena lacks are listed as such.
+Each preset runs into DIR/ID (default results/reproduce/ID; a finished campaign is reused, an
+interrupted one resumed), with the other sides of its dispute beside it. Its values go to
+scenarios/<paper>/results/<id>.json with the commit, version, date, runs and wall time; then the
+README's table (between its markers) is rewritten from every stored result, each verdict judged
+afresh. --table-only rewrites the table without running anything.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ import time
 from pathlib import Path
 
 from ccarena.presets import PRESETS, get, reproduce
+from ccarena.presets.stored import readme_table, replace_readme_section, save
+
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def main() -> int:
@@ -22,33 +28,28 @@ def main() -> int:
     ap.add_argument("ids", nargs="*", metavar="ID")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="results/reproduce")
+    ap.add_argument("--table-only", action="store_true", help="rewrite the README's table from the stored results")
     args = ap.parse_args()
     presets = [get(i) for i in args.ids] if args.ids else PRESETS
-    rows = [
-        "| experiment | the paper's claim | ccarena (full preset) | agreement | wall time |",
-        "|---|---|---|---|---|",
-    ]
-    for p in presets:
-        missing = p.missing()
-        if missing:
-            rows.append(f"| {p.id} {p.title} | {p.claim} | - | needs: {', '.join(missing)} | - |")
+    done: set[str] = set()
+    for p in [] if args.table_only else presets:
+        if p.missing():
+            print(f"{p.id}: needs {', '.join(p.missing())}; skipped", file=sys.stderr)
+            continue
+        if p.id in done:
             continue
         t0 = time.monotonic()
         r = reproduce(p, jobs=args.jobs, out=Path(args.out) / p.id.lower())
         wall = time.monotonic() - t0
-        walls = r.campaign.runs["wall_s"].sum()
-        if r.check is None:
-            result, verdict = f"figure: {r.figures[0].name}", "figure only"
-        else:
-            result = r.check.measured
-            verdict = (
-                "**disagrees**" if not r.check.agrees else (f"partly: {r.check.caveat}" if r.check.caveat else "agrees")
-            )
-        rows.append(f"| {p.id} {p.title} | {p.claim} | {result} | {verdict} | {wall:.0f} s ({walls:.0f} s of runs) |")
-        print(rows[-1], file=sys.stderr, flush=True)
-    table = "\n".join(rows) + "\n"
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "table.md").write_text(table, encoding="utf-8")
+        save(p, r.values[p.id], runs=len(r.campaign.runs), wall_s=wall)
+        done.add(p.id)
+        for oid, oc in r.others.items():
+            if oid not in done:
+                save(get(oid), r.values[oid], runs=len(oc.runs), wall_s=float(oc.runs["wall_s"].sum()) / args.jobs)
+                done.add(oid)
+        print(f"{p.id}: {r.verdict.summary()} ({wall:.0f} s)", file=sys.stderr, flush=True)
+    table = readme_table(PRESETS)
+    README.write_text(replace_readme_section(README.read_text(encoding="utf-8"), table), encoding="utf-8")
     print(table, end="")
     return 0
 

@@ -15,8 +15,12 @@ _DESCRIPTION = """\
 Rerun an experiment of the literature from its preset: the campaign file in
 scenarios/<paper>/ runs (as `ccarena sweep` would), then the report and the
 paper's figure (figure-ID.png and .svg, also embedded in report.html) are
-written into the campaign's folder, and the paper's claim is checked against
-the result.
+written into the campaign's folder, and the paper's claim is judged on the
+result, part by part: reproduced, partly (naming the part that does not
+hold), not reproduced (with the cause), or figure only (the paper states no
+result). Where the experiment is one side of a dispute between two papers
+(B2/C1, B5/C3, B6/C4, B3/B4/C2), the other side's campaigns run too, beside
+it, and the report says which side ccarena's model supports.
 
   --list     every experiment: ID, title, runs and estimated wall time here
   --quick    the reduced form (fewer points, repeats and seconds): under a
@@ -119,9 +123,14 @@ def reproduce_command(args: argparse.Namespace) -> int:
     print(f"{preset.id}: {len(runs)} runs, {failed} failed: {r.campaign.path}")
     print(f"figure: {r.figures[0]}")
     print(f"report: {r.report}")
-    print(f"claim: {preset.claim}")
-    if r.check is not None:
-        print(f"ccarena {'agrees' if r.check.agrees else 'disagrees'}: {r.check.measured}")
-        if r.check.caveat:
-            print(f"only in part: {r.check.caveat}")
+    print(f"claim ({preset.where}): {preset.claim}")
+    if preset.reported:
+        print(f"the paper reports: {preset.reported}")
+    for d in preset.deviations:
+        print(f"deviation: {d}")
+    print(f"verdict: {r.verdict.summary()}")
+    for part in r.verdict.parts:
+        print(f"  {'holds' if part.holds else 'does not hold'}: {part.name}: {part.measured}")
+    if r.dispute:
+        print(f"dispute: {r.dispute}")
     return EXIT_FAILED if failed else EXIT_OK

@@ -3,17 +3,21 @@
 * :mod:`.registry` — :class:`Preset`, quick forms, the features a preset needs;
 * :mod:`.measures` — the figures' quantities (Jain, CoV, share, ratio) from a campaign's traces;
 * :mod:`.figures` — drawing them with the papers' axes;
-* :mod:`.experiments` — the experiments, by paper;
-* :mod:`.reproduce` — campaign, report, figure and claim check in one call.
+* :mod:`.common` — the citations and what the papers' modules share;
+* :mod:`.rhee_xu_2005`, :mod:`.leith_2007`, :mod:`.rhee_2007`, :mod:`.lee_chuvpilo_2002`,
+  :mod:`.lin_2024` — the experiments, by paper; :mod:`.experiments` collects them;
+* :mod:`.disputes` — the disputes between the papers, each side's presets and what settles them;
+* :mod:`.stored` — the full presets' stored results and the README's table made from them;
+* :mod:`.reproduce` — campaigns, report, figure and the claim judged in one call.
 """
 
 from __future__ import annotations
 
 from .experiments import PRESETS
-from .registry import Check, Preset
+from .registry import VERDICTS, Dispute, Part, Preset, Verdict
 from .reproduce import PresetUnavailable, Reproduction, reproduce
 
-__all__ = ["PRESETS", "Check", "Preset", "PresetUnavailable", "Reproduction", "get", "reproduce"]
+__all__ = ["PRESETS", "VERDICTS", "Dispute", "Part", "Preset", "Verdict", "PresetUnavailable", "Reproduction", "get", "reproduce"]
 
 
 def get(preset_id: str) -> Preset:

@@ -11,7 +11,12 @@ from ..analysis.stats import mean_ci
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["curves", "new_figure", "traces"]
+    from ..campaign import Campaign
+
+__all__ = ["MIN_REPEATS_FOR_CI", "curves", "ensemble", "new_figure", "traces"]
+
+MIN_REPEATS_FOR_CI = 5
+"""Fewer repeats of a point than this are drawn run by run, without a confidence interval."""
 
 
 def new_figure(panels: int, width: float = 5.0, height: float = 3.6, sharey: bool = True) -> tuple[Any, list[Any]]:
@@ -46,19 +51,28 @@ def curves(
     ylim: tuple[float, float] | None = None,
 ) -> Any:
     """One panel per value of ``panels``, one line per value of ``series``: the mean of ``y`` over
-    the runs at each ``x`` with its 95 % Student-t interval as error bars."""
+    the runs at each ``x``. Where those runs are repeats of one point (the catalogue's ``point``)
+    and there are at least 5, the mean carries its 95 % Student-t interval; otherwise every run
+    is drawn as a dot (runs at other values of another swept parameter are not repeats, and a
+    few repeats give no interval worth drawing)."""
     fig, axes = new_figure(1 if panels is None else df[panels].nunique())
     groups = [(None, df)] if panels is None else list(df.groupby(panels, sort=True))
     for ax, (pv, sub) in zip(axes, groups, strict=True):
         lines = [(None, sub)] if series is None else list(sub.groupby(series, sort=False))
-        for sv, ss in lines:
+        for i, (sv, ss) in enumerate(lines):
             xs, ms, cis = [], [], []
             for xv, pts in ss.groupby(x, sort=True):
-                m, ci, _ = mean_ci([float(v) * scale_y for v in pts[y].tolist()])
+                vals = [float(v) * scale_y for v in pts[y].tolist()]
+                m, ci, n = mean_ci(vals)
+                repeats = "point" not in pts.columns or pts["point"].nunique() == 1
                 xs.append(float(xv) * scale_x)
                 ms.append(m)
-                cis.append(0.0 if math.isnan(ci) else ci)
-            ax.errorbar(xs, ms, yerr=cis, marker="o", capsize=3, label=None if sv is None else series_label(sv))
+                cis.append(ci if repeats and n >= MIN_REPEATS_FOR_CI and not math.isnan(ci) else 0.0)
+                if not (repeats and n >= MIN_REPEATS_FOR_CI):
+                    ax.plot([float(xv) * scale_x] * len(vals), vals, ".", color=f"C{i}", ms=4, alpha=0.6)
+            ax.errorbar(
+                xs, ms, yerr=cis, marker="o", capsize=3, color=f"C{i}", label=None if sv is None else series_label(sv)
+            )
         if pv is not None:
             ax.set_title(panel_title(pv))
         ax.set_xlabel(xlabel)
@@ -69,6 +83,58 @@ def curves(
         ax.grid(True, alpha=0.3)
         if series is not None:
             ax.legend(fontsize=8)
+    axes[0].set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def ensemble(
+    c: Campaign,
+    key: str,
+    label: Callable[[Any], str],
+    *,
+    ylabel: str,
+    column: str = "rate_bps",
+    flow_label: Callable[[Any], str] = lambda f: f"flow {f}",
+) -> Any:
+    """The ensemble figure of Leith, Shorten and McCullagh (PFLDnet 2007): one panel per value of
+    the swept ``key``, each flow's ``column`` against time averaged over the repeats. With at least
+    5 repeats the mean carries its 95 % band, clipped to what the link can carry (0 to the
+    bottleneck's rate); with fewer, every run is drawn as a thin line under the mean."""
+    from .measures import column as catalogue_column
+
+    runs = c.runs[c.runs["status"] == "ok"]
+    col = catalogue_column(runs, key)
+    ts = c.query(f'SELECT run_id, flow, time_s, "{column}" AS v FROM flows ORDER BY run_id, flow, time_s')
+    ts = ts.merge(runs[list(dict.fromkeys(["run_id", "point", col, "bottleneck.rate_bps"]))], on="run_id")
+    points = list(ts.groupby("point", sort=True))
+    fig, axes = new_figure(len(points), width=5.5)
+    for ax, (_, sub) in zip(axes, points, strict=True):
+        cap = float(sub["bottleneck.rate_bps"].max())
+        n = sub["run_id"].nunique()
+        for f, fl in sub.groupby("flow", sort=True):
+            color = f"C{int(f) % 10}"
+            if n < MIN_REPEATS_FOR_CI:
+                for _, one in fl.groupby("run_id"):
+                    ax.plot(one["time_s"], one["v"] * 1e-6, lw=0.4, alpha=0.5, color=color)
+            agg = fl.groupby("time_s")["v"].agg(["mean", "std", "count"]).reset_index()
+            ax.plot(agg["time_s"], agg["mean"] * 1e-6, lw=1.0, color=color, label=flow_label(f))
+            if n >= MIN_REPEATS_FOR_CI:
+                from ..analysis.stats import t_quantile
+
+                half = [
+                    t_quantile(0.975, k - 1) * s / math.sqrt(k) if k > 1 and s == s else 0.0
+                    for s, k in zip(agg["std"], agg["count"], strict=True)
+                ]
+                lo = [max(0.0, m - h) for m, h in zip(agg["mean"], half, strict=True)]
+                hi = [min(cap, m + h) for m, h in zip(agg["mean"], half, strict=True)]
+                ax.fill_between(agg["time_s"], [v * 1e-6 for v in lo], [v * 1e-6 for v in hi], alpha=0.25, color=color)
+        what = f"mean of {n} runs, 95 % band" if n >= MIN_REPEATS_FOR_CI else f"{n} runs and their mean"
+        ax.set_title(f"{label(sub[col].iloc[0])} ({what})", fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.set_ylim(0, cap * 1e-6 * 1.02)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
     axes[0].set_ylabel(ylabel)
     fig.tight_layout()
     return fig

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..campaign import Campaign
 
-__all__ = ["SCENARIOS", "Check", "Preset", "available", "quick_document"]
+__all__ = ["SCENARIOS", "VERDICTS", "Dispute", "Part", "Preset", "Values", "Verdict", "available", "quick_document"]
 
 SCENARIOS = Path(os.environ.get("CCARENA_SCENARIOS") or Path(__file__).resolve().parents[3] / "scenarios")
 """The campaign files: the checkout's scenarios/ folder (``make install`` installs the package in
@@ -35,36 +35,99 @@ from 0.7e6 (A1 and A4, fast links filled by long-lived flows) to 5e6 (E1, links 
 keeps half empty); the lowest is used, so ``--list`` gives an upper estimate."""
 
 
+VERDICTS = ("reproduced", "partly", "not reproduced", "figure only")
+"""The verdict words, each with one meaning: every part of the paper's claim holds in ccarena's
+result; some parts hold (the verdict names which do not); none holds (the verdict names the cause:
+a limit of ccarena's model, or a setup ccarena cannot build); the paper states no result to check,
+so the preset draws the figure only."""
+
+
 @dataclass(frozen=True)
-class Check:
-    """A claim checked against a campaign: whether ccarena agrees, and the numbers that say so.
+class Part:
+    """One part of a paper's claim, tested on ccarena's result: its name (what the paper says),
+    whether it holds, and the numbers that say so."""
 
-    ``caveat``: the part of the paper's claim ccarena does not reproduce although it agrees
-    with the part the check tests (shown as partial agreement)."""
-
-    agrees: bool
+    name: str
+    holds: bool
     measured: str
-    caveat: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "agrees", bool(self.agrees))
+        object.__setattr__(self, "holds", bool(self.holds))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim judged: the verdict word (one of :data:`VERDICTS`), the parts tested, and the cause
+    stated for the parts that do not hold."""
+
+    word: str
+    parts: tuple[Part, ...] = ()
+    cause: str = ""
+
+    def __post_init__(self) -> None:
+        if self.word not in VERDICTS:
+            raise ValueError(f"verdict {self.word!r} is not one of {', '.join(VERDICTS)}")
+
+    @staticmethod
+    def of(parts: Sequence[Part], cause: str = "") -> Verdict:
+        """The verdict of the tested parts: reproduced when all hold, partly when some do, not
+        reproduced when none does; ``cause`` is kept only when some part does not hold."""
+        if not parts:
+            raise ValueError("a claim is judged on at least one part")
+        held = [p.holds for p in parts]
+        word = "reproduced" if all(held) else "partly" if any(held) else "not reproduced"
+        return Verdict(word, tuple(parts), "" if word == "reproduced" else cause)
+
+    @property
+    def failing(self) -> list[Part]:
+        return [p for p in self.parts if not p.holds]
+
+    def measured(self) -> str:
+        """Every part's numbers, as one line."""
+        return "; ".join(f"{p.name}: {p.measured}" for p in self.parts)
+
+    def summary(self) -> str:
+        """The verdict word, with the parts that do not hold and the cause where it is not
+        "reproduced"."""
+        if self.word in ("reproduced", "figure only"):
+            return self.word
+        missing = "; ".join(p.name for p in self.failing)
+        cause = f" ({self.cause})" if self.cause else " (cause not established)"
+        if self.word == "partly":
+            return f"partly: does not hold: {missing}{cause}"
+        return f"not reproduced: {missing}{cause}"
+
+
+Values = Mapping[str, Any]
+"""What a preset measured on its campaign, as JSON: the quantities its judge reads."""
 
 
 @dataclass(frozen=True)
 class Preset:
-    """One published experiment."""
+    """One published experiment: where its claim is made, what it says, the campaign that reruns
+    it, the figure, and the check.
+
+    ``measure`` reads the campaign into :data:`Values` (JSON, stored beside the preset after a full
+    run); ``judge`` tests the claim's parts on the values of this preset and of the presets in
+    ``with_`` (the other side of a dispute), keyed by ID. A preset without ``judge`` is "figure
+    only": its paper states no result to check. ``cause`` says why the parts that do not hold do
+    not (a model limit or a setup ccarena cannot build); it is shown only then."""
 
     id: str
     title: str
     paper: str
     file: str
     claim: str
+    where: str
     figure: Callable[[Campaign], Any]
-    check: Callable[[Campaign], Check] | None = None
+    measure: Callable[[Campaign], Values] | None = None
+    judge: Callable[[Mapping[str, Values]], Sequence[Part]] | None = None
+    reported: str = ""
+    """What the paper reports in numbers ("" when it gives none)."""
+    cause: str = ""
+    with_: tuple[str, ...] = ()
     quick: Mapping[str, Any] = field(default_factory=dict)
     needs: tuple[str, ...] = ()
-    expected: bool = True
-    """Whether ccarena's model is expected to reproduce the claim (the tests assert it only then)."""
 
     @property
     def path(self) -> Path:
@@ -73,6 +136,33 @@ class Preset:
     def missing(self) -> list[str]:
         """The features this preset needs that the engine does not have yet."""
         return [n for n in self.needs if not available(n)]
+
+    def verdict(self, values: Mapping[str, Values]) -> Verdict:
+        """The claim judged on ``values`` (this preset's and its dispute's, by ID)."""
+        if self.judge is None:
+            return Verdict("figure only")
+        return Verdict.of(self.judge(values), self.cause)
+
+    @property
+    def deviations(self) -> list[str]:
+        """The deviations from the paper's setup, as the campaign file's header states them (the
+        items under "# Deviations from the paper")."""
+        lines = self.path.read_text(encoding="utf-8").split("\nname")[0].splitlines()
+        out: list[str] = []
+        inside = False
+        for line in lines:
+            text = line[1:].strip() if line.startswith("#") else ""
+            if text.lower().startswith("deviations from the paper"):
+                inside = True
+                continue
+            if inside:
+                if text.startswith("- "):
+                    out.append(text[2:])
+                elif text and out and line.startswith("#   "):
+                    out[-1] += " " + text
+                else:
+                    inside = False
+        return out
 
     def document(self, quick: bool = False) -> dict[str, Any]:
         """The campaign file as a document, in its quick form when asked."""
@@ -105,6 +195,18 @@ class Preset:
 
         g, _ = plan(self.document(quick))
         return estimate_packets(g) / PACKETS_PER_S / max(1, min(jobs, len(g.runs))) + 0.3 * len(g.runs) / max(1, jobs)
+
+
+@dataclass(frozen=True)
+class Dispute:
+    """Two papers' claims about one question: the presets of each side (``ids``), the question,
+    the two claims and setups side by side (``sides``), and ``settle``: from every side's values
+    (by ID), what ccarena's model supports and under which conditions."""
+
+    ids: tuple[str, ...]
+    question: str
+    sides: str
+    settle: Callable[[Mapping[str, Values]], str]
 
 
 def quick_document(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,14 +1,17 @@
-"""Running a preset: its campaign, its report and the paper's figure, and the claim checked."""
+"""Running a preset: its campaign (and those of the other side of its dispute), the report and
+the paper's figure, and the claim judged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..campaign import Campaign, sweep
 from ..report import write_report
 from ..report.html import esc, figure
-from .registry import Check, Preset
+from .registry import Preset, Values, Verdict
 
 __all__ = ["PresetUnavailable", "Reproduction", "reproduce"]
 
@@ -19,13 +22,18 @@ class PresetUnavailable(Exception):
 
 @dataclass(frozen=True)
 class Reproduction:
-    """What ``reproduce`` made: the campaign, the figure files, the report and the claim's check."""
+    """What ``reproduce`` made: the campaign, the figure files, the report, the values measured
+    (this preset's and its dispute's, by ID), the verdict, and the dispute's campaigns and
+    statement where the preset is one side of one."""
 
     preset: Preset
     campaign: Campaign
     figures: tuple[Path, ...]
     report: Path
-    check: Check | None
+    values: Mapping[str, Values]
+    verdict: Verdict
+    others: Mapping[str, Campaign] = field(default_factory=dict)
+    dispute: str = ""
 
 
 def default_out(preset: Preset, quick: bool, backend: str) -> Path:
@@ -37,6 +45,51 @@ def default_out(preset: Preset, quick: bool, backend: str) -> Path:
     )
 
 
+def _other_out(out: Path | None, preset: Preset, other: Preset, quick: bool, backend: str) -> Path:
+    """The folder of the other side's campaign: its default folder, or ``<out>-<id>`` beside an
+    explicit one."""
+    if out is None:
+        return default_out(other, quick, backend)
+    return out.parent / f"{out.name}-{other.id.lower()}"
+
+
+def measure_into(preset: Preset, c: Campaign) -> Values:
+    """The preset's values measured on its campaign, also written to ``claim-ID.json`` there."""
+    values = preset.measure(c) if preset.measure is not None else {}
+    (c.path / f"claim-{preset.id.lower()}.json").write_text(
+        json.dumps({"id": preset.id, "values": values}, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    return values
+
+
+def _section(preset: Preset, quick: bool, fig: object, verdict: Verdict, dispute: str) -> str:
+    parts = [
+        f"<p><b>{esc(preset.paper)}</b>, {esc(preset.where)}</p>",
+        f"<p>The paper's claim: {esc(preset.claim)}</p>",
+    ]
+    if preset.reported:
+        parts.append(f"<p>What the paper reports: {esc(preset.reported)}</p>")
+    devs = preset.deviations
+    if devs:
+        parts.append(
+            "<p>Deviations from the paper's setup:</p><ul>" + "".join(f"<li>{esc(d)}</li>" for d in devs) + "</ul>"
+        )
+    parts.append(figure(fig, f"{preset.id}: {preset.title}" + (" (quick form)" if quick else "")))
+    parts.append(f"<p>Verdict: <b>{esc(verdict.summary())}</b></p>")
+    if verdict.parts:
+        parts.append(
+            "<ul>"
+            + "".join(
+                f"<li>{esc(p.name)}: {'holds' if p.holds else 'does not hold'}; {esc(p.measured)}</li>"
+                for p in verdict.parts
+            )
+            + "</ul>"
+        )
+    if dispute:
+        parts.append(f"<p>The dispute: {esc(dispute)}</p>")
+    return "".join(parts)
+
+
 def reproduce(
     preset: Preset,
     *,
@@ -46,30 +99,44 @@ def reproduce(
     backend: str = "sim",
     quiet: bool = True,
 ) -> Reproduction:
-    """Runs the preset's campaign (resuming one already in ``out``), draws the paper's figure next
-    to the report (``figure-ID.png`` and ``.svg``), checks the claim and writes the report with
-    the figure and the check in it."""
-    missing = preset.missing()
-    if missing:
-        raise PresetUnavailable(f"{preset.id} needs {', '.join(missing)}, which this ccarena does not have yet")
+    """Runs the preset's campaign (resuming one already in ``out``) and, when the preset is one side
+    of a dispute, the other sides' campaigns beside it; draws the paper's figure next to the report
+    (``figure-ID.png`` and ``.svg``), judges the claim and writes the report with the figure, the
+    verdict and the dispute in it."""
+    from . import get
+    from .disputes import dispute_of
+
+    d = dispute_of(preset.id)
+    involved = [preset] + [get(i) for i in (d.ids if d else preset.with_) if i != preset.id]
+    for p in involved:
+        missing = p.missing()
+        if missing:
+            raise PresetUnavailable(f"{p.id} needs {', '.join(missing)}, which this ccarena does not have yet")
     folder = Path(out) if out is not None else default_out(preset, quick, backend)
     c = sweep(preset.document(quick), out=folder, jobs=jobs, backend=backend, quiet=quiet)
+    values: dict[str, Values] = {preset.id: measure_into(preset, c)}
+    others: dict[str, Campaign] = {}
+    for p in involved[1:]:
+        oc = sweep(
+            p.document(quick),
+            out=_other_out(Path(out) if out is not None else None, preset, p, quick, backend),
+            jobs=jobs,
+            backend=backend,
+            quiet=quiet,
+        )
+        others[p.id] = oc
+        values[p.id] = measure_into(p, oc)
     import matplotlib.pyplot as plt
 
     fig = preset.figure(c)
     stem = folder / f"figure-{preset.id.lower()}"
     fig.savefig(stem.with_suffix(".png"), dpi=110)
     fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
-    check = preset.check(c) if preset.check is not None else None
-    section = [
-        f"<p><b>{esc(preset.paper)}</b></p><p>The paper's claim: {esc(preset.claim)}</p>",
-        figure(fig, f"{preset.id}: {preset.title}" + (" (quick form)" if quick else "")),
-    ]
-    if check is not None:
-        verdict = "agrees" if check.agrees else "DISAGREES"
-        section.append(f"<p>ccarena {verdict}: {esc(check.measured)}</p>")
-        if check.caveat:
-            section.append(f"<p>Only in part: {esc(check.caveat)}</p>")
+    verdict = preset.verdict(values)
+    said = d.settle(values) if d is not None else ""
+    section = _section(preset, quick, fig, verdict, said)
     plt.close(fig)
-    report = write_report(folder, extra=[(f"{preset.id}: {preset.title}", "".join(section))])
-    return Reproduction(preset, c, (stem.with_suffix(".png"), stem.with_suffix(".svg")), report, check)
+    report = write_report(folder, extra=[(f"{preset.id}: {preset.title}", section)])
+    return Reproduction(
+        preset, c, (stem.with_suffix(".png"), stem.with_suffix(".svg")), report, values, verdict, others, said
+    )

@@ -1,0 +1,122 @@
+"""What the papers' presets share: the citations, table helpers and the values' JSON form."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .figures import new_figure
+from .measures import column
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..campaign import Campaign
+
+__all__ = [
+    "LEE",
+    "LEITH",
+    "LIN",
+    "MBPS",
+    "RHEE",
+    "RHEE_XU",
+    "bars",
+    "buffer_label",
+    "cc_col",
+    "mean_where",
+    "ok_runs",
+    "percent_bdp",
+    "records",
+    "rounded",
+]
+
+RHEE_XU = 'I. Rhee and L. Xu, "CUBIC: a new TCP-friendly high-speed TCP variant", PFLDnet 2005 (talk)'
+LEITH = 'D. J. Leith, R. N. Shorten and G. McCullagh, "Experimental evaluation of Cubic TCP", PFLDnet 2007 (slides)'
+RHEE = 'I. Rhee, "Rebuttal to \'Experimental Evaluation of Cubic-TCP\' by Leith, Shorten and McCullagh", 2007'
+LEE = 'J. W. Lee and G. Chuvpilo, "A simulation based comparison between HighSpeed TCP and XCP", MIT 6.829, 2002 (talk)'
+LIN = 'Z. Lin, "Cubic vs BBR in the cloud", CSE 222A project report, 2024'
+
+MBPS = 1e-6
+
+
+def rounded(x: Any, digits: int = 6) -> Any:
+    """A value for the stored JSON: floats to ``digits`` significant digits (NaN and infinities as
+    None), the rest unchanged; lists and dicts element by element."""
+    if isinstance(x, Mapping):
+        return {str(k): rounded(v, digits) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [rounded(v, digits) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, bool) or x is None or isinstance(x, (int, str)):
+        return x
+    x = float(x)
+    if not math.isfinite(x):
+        return None
+    return float(f"{x:.{digits}g}")
+
+
+def records(df: pd.DataFrame, columns: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Rows of ``df`` as JSON records: ``columns`` maps each record key to the frame's column (a
+    catalogue prefix such as ``flows[0].cc`` finds ``flows[0].cc``, ``topology.rtt`` finds
+    ``topology.rtt_s``)."""
+    cols = {k: column(df, v) for k, v in columns.items()}
+    return [rounded({k: row[c] for k, c in cols.items()}) for _, row in df.iterrows()]
+
+
+def mean_where(rows: Iterable[Mapping[str, Any]], key: str, **where: Any) -> float:
+    """The mean of ``key`` over the records matching ``where`` (NaN when none match or every value
+    is missing)."""
+    xs = [
+        float(r[key])
+        for r in rows
+        if all(r.get(k) == v for k, v in where.items()) and r.get(key) is not None and math.isfinite(float(r[key]))
+    ]
+    return math.fsum(xs) / len(xs) if xs else float("nan")
+
+
+def cc_col(df: pd.DataFrame, i: int = 0) -> str:
+    """The catalogue column of flow group ``i``'s algorithm."""
+    return column(df, f"flows[{i}].cc")
+
+
+def ok_runs(c: Campaign) -> pd.DataFrame:
+    """The catalogue's successful runs."""
+    return c.runs[c.runs["status"] == "ok"].copy()
+
+
+def percent_bdp(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with a ``buffer_pct`` column: the swept buffer in % of the BDP."""
+    df = df.copy()
+    df["buffer_pct"] = df[column(df, "topology.bottleneck.buffer")] * 100
+    return df
+
+
+def buffer_label(col: str, v: float) -> str:
+    """A buffer value for a label: KB for a byte column, the fraction of the BDP otherwise."""
+    return f"{v / 1000:g} KB" if col.endswith("_bytes") else f"{v:g} BDP"
+
+
+def bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) -> Any:
+    """One bar per value of ``key``: with 5 or more runs the mean of ``col`` and its 95 % interval
+    over the runs; with fewer, each run as a dot over the mean (a few runs give no interval)."""
+    from ..analysis.stats import mean_ci
+
+    fig, axes = new_figure(1, width=4.5)
+    ax = axes[0]
+    groups = list(df.groupby(key, sort=False))
+    for i, (_, sub) in enumerate(groups):
+        vals = [v * scale for v in sub[col].tolist()]
+        m, ci, n = mean_ci(vals)
+        ax.bar(i, m, yerr=ci if n >= 5 and not math.isnan(ci) else None, capsize=4, color=f"C{i}")
+        if n < 5:
+            ax.plot([i] * len(vals), vals, "k.", ms=5)
+    ax.set_xticks(range(len(groups)), [str(k) for k, _ in groups])
+    ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def sorted_unique(xs: Sequence[Any]) -> list[Any]:
+    return sorted(set(xs))

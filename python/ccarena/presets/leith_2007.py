@@ -1,0 +1,685 @@
+"""Leith, Shorten and McCullagh, "Experimental evaluation of Cubic TCP", PFLDnet 2007 (slides): B1-B7.
+
+The slides' claims are on the slides named in each preset's ``where`` and on the summary slide.
+Their tests ran the CUBIC of Linux 2.6.19-2.6.21 ("most recent version", slide "Some minor
+practical issues"), whose backoff is 0.8 (slide "Source of slow convergence") and which had no
+HyStart: ccarena's ``cubic`` with ``beta = 0.8, hystart = false``, labelled "CUBIC 2.6" here.
+Today's Linux CUBIC (backoff 0.7, HyStart) runs beside it where the presets say so.
+
+Rhee's rebuttal (C1-C4, :mod:`.rhee_2007`) disputes B2, B3, B4, B5 and B6; the disputes are
+settled on both sides' campaigns (:mod:`.disputes`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .common import LEITH, MBPS, buffer_label, cc_col, ok_runs, percent_bdp, records, rounded
+from .figures import curves, ensemble, new_figure, traces
+from .measures import column, cov, per_run, ratio
+from .registry import Part, Preset, Values
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..campaign import Campaign
+
+__all__ = [
+    "B_SERIES",
+    "SLOW_S",
+    "convergence_time",
+    "longest_unfair_s",
+    "run_variants",
+    "variant",
+]
+
+
+def variant(cc: str, params: Mapping[str, Any] | None = None) -> str:
+    """A readable name of an algorithm with its parameters as a run's spec.toml resolves them:
+    "CUBIC 2.6" for backoff 0.8 without HyStart (Linux 2.6.19-2.6.21's defaults), "CUBIC (Linux
+    today)" for backoff 0.7 with HyStart, "CUBIC, backoff B" otherwise; ", fast convergence off"
+    added when it is."""
+    p = dict(params or {})
+    if cc != "cubic":
+        return {"htcp": "H-TCP", "newreno": "NewReno", "reno": "Reno", "highspeed": "HSTCP"}.get(cc, cc)
+    beta = float(p.get("beta", 717 / 1024))
+    hystart = bool(p.get("hystart", True))
+    if abs(beta - 0.8) < 1e-3 and not hystart:
+        name = "CUBIC 2.6"
+    elif abs(beta - 0.7) < 1e-3 and hystart:
+        name = "CUBIC (Linux today)"
+    else:
+        name = f"CUBIC, backoff {beta:.2g}" + ("" if hystart else ", no HyStart")
+    return name + (", fast convergence off" if p.get("fast_convergence") is False else "")
+
+
+def run_variants(c: Campaign, df: pd.DataFrame, i: int = 0) -> list[str]:
+    """Per row of ``df`` (a catalogue frame with ``run_id``): the :func:`variant` of flow group
+    ``i`` as the run's spec.toml gives it."""
+    import tomllib
+
+    out = []
+    for run_id in df["run_id"]:
+        with (c.path / "runs" / str(run_id) / "spec.toml").open("rb") as f:
+            g = tomllib.load(f)["flows"][i]
+        out.append(variant(str(g["cc"]), g.get("params")))
+    return out
+
+
+# ---------------------------------------------------------------- convergence (B2, with C1)
+
+WINDOW_S = 10.0
+"""Averaging window of the convergence and unfairness measures: 50 RTTs at 200 ms, long enough
+to average over CUBIC's sawtooth and the web traffic, short against the runs' hundreds of seconds."""
+
+CONVERGED = 0.8
+"""The late flow has converged once its window mean stays at or above this share of the early
+flow's (an 80/100 split, Jain's index 0.99 for two flows)."""
+
+SLOW_S = 100.0
+"""Slow convergence: more than this from the second flow's start until it has converged. The slides
+give no number; 100 s (500 RTTs of 200 ms) is the shortest of the spans their next slides call
+sustained or prolonged ("hundreds of seconds", slide "Does slow convergence matter?")."""
+
+
+def ensemble_windows(c: Campaign, key: str | None = None) -> list[dict[str, Any]]:
+    """Per value of the swept ``key`` (or per variant of flow group 0 when None) and per
+    WINDOW_S window: the mean over the repeats of the early (flow 0) and late (flow 1) flows' rates
+    at the bottleneck (the ensemble average of Leith et al.'s convergence figure), with the runs'
+    count."""
+    runs = ok_runs(c)
+    runs["variant"] = run_variants(c, runs) if key is None else [rounded(v) for v in runs[column(runs, key)]]
+    df = c.query(
+        f"SELECT run_id, flow, floor((time_s - 1e-9) / {WINDOW_S}) AS w, avg(rate_bps) AS r FROM flows "
+        "WHERE flow IN (0, 1) GROUP BY run_id, flow, w"
+    ).merge(runs[["run_id", "variant"]], on="run_id")
+    out = []
+    for (v, w), sub in df.groupby(["variant", "w"], sort=True):
+        early = sub[sub["flow"] == 0]["r"]
+        late = sub[sub["flow"] == 1]["r"]
+        out.append(
+            rounded(
+                {
+                    "variant": v,
+                    "t_end_s": (w + 1) * WINDOW_S,
+                    "early_bps": float(early.mean()) if len(early) else 0.0,
+                    "late_bps": float(late.mean()) if len(late) else 0.0,
+                    "runs": int(sub["run_id"].nunique()),
+                }
+            )
+        )
+    return out
+
+
+def convergence_time(windows: Sequence[Mapping[str, Any]], start_s: float, level: float = CONVERGED) -> float | None:
+    """Seconds from ``start_s`` (the late flow's start) to the start of the first window from which
+    the late flow's mean rate stays at or above ``level`` times the early flow's until the end;
+    None when the last window is not converged. ``windows``: one variant's records (t_end_s,
+    early_bps, late_bps)."""
+    after = sorted((w for w in windows if w["t_end_s"] > start_s + 1e-9), key=lambda w: w["t_end_s"])
+    if not after:
+        return None
+    ok = [w["early_bps"] > 0 and w["late_bps"] >= level * w["early_bps"] for w in after]
+    if not ok[-1]:
+        return None
+    i = len(ok) - 1
+    while i > 0 and ok[i - 1]:
+        i -= 1
+    return max(0.0, after[i]["t_end_s"] - WINDOW_S - start_s)
+
+
+def _by_variant(rows: Sequence[Mapping[str, Any]]) -> dict[Any, list[Mapping[str, Any]]]:
+    out: dict[Any, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["variant"], []).append(r)
+    return out
+
+
+def fmt_time(t: float | None) -> str:
+    return "not within the run" if t is None else f"{t:.0f} s"
+
+
+def b2_measure(c: Campaign) -> Values:
+    return {"late_start_s": 100.0, "windows": ensemble_windows(c)}
+
+
+def b2_times(v: Values) -> dict[Any, float | None]:
+    """Convergence time per variant of the stored B2 values."""
+    return {k: convergence_time(w, float(v["late_start_s"])) for k, w in _by_variant(v["windows"]).items()}
+
+
+def b2_judge(values: Mapping[str, Values]) -> list[Part]:
+    """Two parts. Slow convergence (slide "Symmetric conditions (2 flows)", summary slide): with
+    the CUBIC they ran, the ensemble-mean rate of the second flow needs more than SLOW_S to
+    converge (CONVERGED of the first flow's, WINDOW_S windows). The source (slide "Source of slow
+    convergence"): the 0.8 backoff releases bandwidth more slowly than standard TCP's 0.5: with
+    backoff 0.8 convergence takes at least two windows (20 s, twice the measure's resolution)
+    longer than the same CUBIC with backoff 0.5."""
+    t = b2_times(values["B2"])
+    t26, t05 = t.get("CUBIC 2.6"), t.get("CUBIC, backoff 0.5")
+    inf = math.inf
+    slow = t26 is None or t26 > SLOW_S
+    source = (inf if t26 is None else t26) >= (inf if t05 is None else t05) + 2 * WINDOW_S and t05 is not None
+    return [
+        Part(
+            "the second flow converges slowly (more than 100 s)",
+            slow,
+            f"CUBIC 2.6: {fmt_time(t26)} to 80 % of the first flow's rate (ensemble mean)",
+        ),
+        Part(
+            "the 0.8 backoff is the source (slower than with backoff 0.5)",
+            source,
+            f"backoff 0.8: {fmt_time(t26)}, backoff 0.5: {fmt_time(t05)}",
+        ),
+    ]
+
+
+def b2_figure(c: Campaign) -> Any:
+    runs = ok_runs(c)
+    labels = dict(zip(runs["point"], run_variants(c, runs), strict=True))
+    return _ensemble_by_point(c, labels)
+
+
+def _ensemble_by_point(c: Campaign, labels: Mapping[int, str]) -> Any:
+    """The ensemble figure with one panel per grid point, titled by ``labels``."""
+    from .figures import ensemble as draw
+
+    return draw(
+        c,
+        "point",
+        lambda p: labels[int(p)],
+        ylabel="rate at the bottleneck (Mbit/s)",
+        flow_label=lambda f: "first flow" if int(f) == 0 else "second flow",
+    )
+
+
+# ---------------------------------------------------------------- B1 and B7: figures only
+
+
+def b1_figure(c: Campaign) -> Any:
+    df = percent_bdp(ok_runs(c))
+    df["algorithm"] = run_variants(c, df)
+    rate = column(df, "topology.bottleneck.rate")
+    return curves(
+        df,
+        "buffer_pct",
+        "utilization_second_half",
+        "algorithm",
+        panels=rate,
+        xlabel="buffer (% of BDP)",
+        ylabel="utilisation, second half (each run a dot)",
+        logx=True,
+        panel_title=lambda v: f"{v / 1e6:g} Mbit/s",
+    )
+
+
+def b7_figure(c: Campaign) -> Any:
+    from .measures import share
+
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    df["algorithm"] = run_variants(c, df)
+    return curves(
+        df,
+        column(df, "topology.bottleneck.rate"),
+        "tcp_share",
+        "algorithm",
+        panels=column(df, "topology.rtt"),
+        xlabel="bottleneck (Mbit/s)",
+        ylabel="standard TCP's share, second half (0.5 = fair)",
+        scale_x=MBPS,
+        logx=True,
+        ylim=(0, 1.0),
+        panel_title=lambda v: f"RTT {v * 1e3:g} ms",
+    )
+
+
+# ---------------------------------------------------------------- B3 and B4: unfairness and variation (with C2)
+
+UNFAIR = 1.5
+"""A window is unfair when the largest of the flows' window means is at least this times the
+smallest (a 60/40 split between two flows)."""
+
+
+def longest_unfair_s(windows: pd.DataFrame, value: str, window_s: float = WINDOW_S) -> float:
+    """The longest run of consecutive unfair windows (largest flow mean / smallest >= UNFAIR), in
+    seconds. ``windows``: one run's rows with ``w`` (window index), ``flow`` and ``value``."""
+    longest = cur = 0
+    last = None
+    for w, sub in windows.groupby("w", sort=True):
+        vals = sub[value].tolist()
+        bad = min(vals) <= 0 or max(vals) / min(vals) >= UNFAIR
+        cur = cur + 1 if bad and last is not None and w == last + 1 and cur > 0 else (1 if bad else 0)
+        last = w
+        longest = max(longest, cur)
+    return longest * window_s
+
+
+def unfair_stretches(c: Campaign, t_from: float = 50.0) -> list[dict[str, Any]]:
+    """Per run: the variant, and the longest unfair stretch (seconds) of the long-lived flows'
+    cwnd (the quantity of Leith et al.'s plots, per Rhee's rebuttal item 4) and of their rate at
+    the bottleneck, over WINDOW_S windows after ``t_from``."""
+    runs = ok_runs(c)
+    runs["variant"] = run_variants(c, runs)
+    df = c.query(
+        f"SELECT run_id, flow, floor((time_s - 1e-9) / {WINDOW_S}) AS w, avg(cwnd_pkts) AS cwnd, "
+        f'avg(rate_bps) AS rate FROM flows WHERE time_s > {t_from} AND "group" = 0 GROUP BY run_id, flow, w'
+    )
+    out = []
+    for _, row in runs.iterrows():
+        sub = df[df["run_id"] == row["run_id"]]
+        out.append(
+            rounded(
+                {
+                    "variant": row["variant"],
+                    "repeat": int(row["repeat"]),
+                    "cwnd_s": longest_unfair_s(sub, "cwnd"),
+                    "rate_s": longest_unfair_s(sub, "rate"),
+                }
+            )
+        )
+    return out
+
+
+def b3_measure(c: Campaign) -> Values:
+    return {"runs": unfair_stretches(c)}
+
+
+def _share_sustained(rows: Sequence[Mapping[str, Any]], key: str) -> tuple[float, list[float]]:
+    vals = [float(r[key]) for r in rows]
+    return (sum(v >= SLOW_S for v in vals) / len(vals) if vals else float("nan")), vals
+
+
+def b3_judge(values: Mapping[str, Values]) -> list[Part]:
+    """Sustained unfairness (slide "Does slow convergence matter?", second): periods of unfairness
+    extending to hundreds of seconds occur. Read as: in at least half the runs of CUBIC 2.6 a stretch
+    of at least SLOW_S (100 s) of consecutive unfair WINDOW_S windows (largest / smallest flow >=
+    UNFAIR). Tested on cwnd, the quantity the slides plotted (Rhee, item 4), and on the rate at the
+    bottleneck, the quantity Rhee says fairness must be measured in."""
+    rows = [r for r in values["B3"]["runs"] if r["variant"] == "CUBIC 2.6"]
+    parts = []
+    for key, what in (("cwnd_s", "in cwnd"), ("rate_s", "in rate at the bottleneck")):
+        share, vals = _share_sustained(rows, key)
+        parts.append(
+            Part(
+                f"unfairness sustained for 100 s or more {what}",
+                share >= 0.5,
+                f"longest unfair stretch per run {', '.join(f'{v:.0f}' for v in vals)} s "
+                f"({100 * share:.0f} % of runs reach 100 s)",
+            )
+        )
+    return parts
+
+
+def b3_figure(c: Campaign) -> Any:
+    runs = ok_runs(c)
+    runs["variant"] = run_variants(c, runs)
+    first = runs[(runs["repeat"] == 0)]
+    panels = []
+    for _, row in first.iterrows():
+        fl = c.query(
+            f"SELECT flow, time_s, cwnd_pkts, rate_bps FROM flows WHERE run_id = '{row['run_id']}' AND \"group\" = 0"
+        )
+        panels.append((row["variant"], fl))
+    fig, axes = new_figure(2, width=6, sharey=False)
+    for ax, (col, label, scale) in zip(
+        axes, (("cwnd_pkts", "cwnd (packets)", 1.0), ("rate_bps", "rate at the bottleneck (Mbit/s)", MBPS)), strict=True
+    ):
+        title, fl = panels[0]
+        for f, sub in fl.groupby("flow", sort=True):
+            ax.plot(sub["time_s"], sub[col] * scale, lw=0.7, label=f"flow {f}")
+        ax.set_title(f"{title}, repeat 0: {label.split(' (')[0]}", fontsize=9)
+        ax.set_ylabel(label)
+        ax.set_xlabel("time (s)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def rate_cov(c: Campaign, t_from: float = 50.0, window_s: float = WINDOW_S) -> list[dict[str, Any]]:
+    """Per run: the variant and the mean over the long-lived flows of the coefficient of variation of
+    each flow's rate at the bottleneck over ``window_s`` windows after ``t_from`` (Leith et al.'s
+    "CoV" of throughput)."""
+    runs = ok_runs(c)
+    runs["variant"] = run_variants(c, runs)
+    df = c.query(
+        f"SELECT run_id, flow, floor((time_s - 1e-9) / {window_s}) AS w, avg(rate_bps) AS r FROM flows "
+        f'WHERE time_s > {t_from} AND "group" = 0 GROUP BY run_id, flow, w'
+    )
+    out = []
+    for _, row in runs.iterrows():
+        sub = df[df["run_id"] == row["run_id"]]
+        covs = [cov(g.sort_values("w")["r"].tolist()) for _, g in sub.groupby("flow")]
+        out.append(
+            rounded({"variant": row["variant"], "repeat": int(row["repeat"]), "cov": math.fsum(covs) / len(covs)})
+        )
+    return out
+
+
+SIMILAR = 1.5
+"""Two coefficients of variation are similar when neither exceeds the other by more than this factor."""
+
+
+def b4_measure(c: Campaign) -> Values:
+    return {"runs": rate_cov(c)}
+
+
+def b4_judge(values: Mapping[str, Values]) -> list[Part]:
+    """The cost of missing a drop is similar for CUBIC and H-TCP (summary slide; slides "Cost of
+    'missing a drop'" measure it as the coefficient of variation of throughput): the mean CoV of
+    the flows' rate over WINDOW_S windows for CUBIC 2.6 and H-TCP within a factor SIMILAR of each
+    other (the slides give no numbers; a factor 1.5 leaves room for the spread over repeats but
+    not for one algorithm varying half again as much as the other)."""
+    rows = values["B4"]["runs"]
+    from .common import mean_where
+
+    cu, ht = mean_where(rows, "cov", variant="CUBIC 2.6"), mean_where(rows, "cov", variant="H-TCP")
+    r = cu / ht if ht > 0 else math.inf
+    return [
+        Part(
+            "CUBIC's and H-TCP's cost of a missed drop are similar (CoV of throughput)",
+            1 / SIMILAR <= r <= SIMILAR,
+            f"mean CoV over 10 s windows: CUBIC 2.6 {cu:.3f}, H-TCP {ht:.3f} (ratio {r:.2f})",
+        )
+    ]
+
+
+def b4_figure(c: Campaign) -> Any:
+    from .common import bars
+
+    rows = rate_cov(c)
+    import pandas as pd
+
+    return bars(pd.DataFrame(rows), "variant", "cov", "CoV of the flows' rate (10 s windows)")
+
+
+# ---------------------------------------------------------------- B5: utilisation against the buffer (with C3)
+
+LOW_UTILISATION = 0.6
+""""Falls to around 50 %" read as at most 60 % of the link: the stated figure plus a tenth of the
+link for reading a plot by eye."""
+
+
+def utilisation_records(c: Campaign) -> list[dict[str, Any]]:
+    """Per run: the variant, bottleneck rate, buffer (fraction of the BDP), repeat and the link's
+    utilisation over the second half."""
+    runs = ok_runs(c)
+    runs["variant"] = run_variants(c, runs)
+    rate = "topology.bottleneck.rate" if any(x.startswith("topology.bottleneck.rate") for x in runs.columns) else None
+    cols = {"variant": "variant", "buffer_bdp": "topology.bottleneck.buffer", "repeat": "repeat"}
+    cols["util"] = "utilization_second_half"
+    recs = records(runs, cols)
+    rates = runs[column(runs, rate)] if rate else runs["bottleneck.rate_bps"]
+    for r, v in zip(recs, rates, strict=True):
+        r["rate_bps"] = rounded(v)
+    return recs
+
+
+def small_buffer_utilisation(rows: Sequence[Mapping[str, Any]], name: str) -> dict[float, float]:
+    """Mean utilisation of ``name`` at 250 Mbit/s per buffer below 30 % of the BDP."""
+    from .common import mean_where
+
+    bufs = sorted({float(r["buffer_bdp"]) for r in rows if r["variant"] == name and r["rate_bps"] == 250e6})
+    return {b: mean_where(rows, "util", variant=name, rate_bps=250e6, buffer_bdp=b) for b in bufs if b < 0.3}
+
+
+def b5_measure(c: Campaign) -> Values:
+    return {"runs": utilisation_records(c)}
+
+
+def b5_judge(values: Mapping[str, Values]) -> list[Part]:
+    """At 250 Mbit/s and buffers below 30 % of the BDP, CUBIC's utilisation falls to around 50 %
+    (summary slide; slide "Link utilisation"): CUBIC 2.6's mean utilisation at every such buffer
+    is at most LOW_UTILISATION."""
+    u = small_buffer_utilisation(values["B5"]["runs"], "CUBIC 2.6")
+    return [
+        Part(
+            "CUBIC's utilisation falls to about 50 % below 30 % BDP at 250 Mbit/s",
+            bool(u) and max(u.values()) <= LOW_UTILISATION,
+            "CUBIC 2.6: " + ", ".join(f"{100 * b:g} % BDP {v:.2f}" for b, v in u.items()),
+        )
+    ]
+
+
+def b5_figure(c: Campaign) -> Any:
+    df = percent_bdp(ok_runs(c))
+    df["algorithm"] = run_variants(c, df)
+    return curves(
+        df,
+        "buffer_pct",
+        "utilization_second_half",
+        "algorithm",
+        panels=column(df, "topology.bottleneck.rate") if "topology.bottleneck.rate_bps" in df.columns else None,
+        xlabel="buffer (% of BDP)",
+        ylabel="link utilisation, second half",
+        logx=True,
+        ylim=(0, 1.05),
+        panel_title=lambda v: f"{v / 1e6:g} Mbit/s, RTT 100 ms",
+    )
+
+
+# ---------------------------------------------------------------- B6: RTT unfairness and start order (with C4)
+
+ORDER_FACTOR = 1.5
+"""The outcome depends on the start order when the throughput ratio of the short- to the long-RTT
+flow with one order is at least this times the ratio with the other, and the two orders' values
+over the repeats do not overlap."""
+
+
+def rtt_records(c: Campaign) -> list[dict[str, Any]]:
+    """Per run: the case (link rate and buffer), the two flows' algorithms, which started first, and
+    the throughput ratio of the short-RTT flow (flow 0) to the long-RTT flow (flow 1) at the
+    bottleneck over the second half."""
+    dur = float(c.runs["duration_s"].iloc[0])
+    df = per_run(c, t_from=dur / 2)
+    df["a0"] = run_variants(c, df, 0)
+    df["a1"] = run_variants(c, df, 1)
+    start = column(df, "flows[0].start")
+    buf = column(df, "topology.bottleneck.buffer")
+    rate = (
+        df[column(df, "topology.bottleneck.rate")]
+        if any(x.startswith("topology.bottleneck.rate") for x in df.columns)
+        else df["bottleneck.rate_bps"]
+    )
+    out = []
+    for (_, row), r in zip(df.iterrows(), rate, strict=True):
+        out.append(
+            rounded(
+                {
+                    "rate_bps": r,
+                    "buffer": f"{buffer_label(buf, row[buf])}",
+                    "short": row["a0"],
+                    "long": row["a1"],
+                    "order": "short first" if float(row[start]) == 0 else "long first",
+                    "repeat": int(row["repeat"]),
+                    "ratio": ratio(row["rate_0"], row["rate_1"]),
+                }
+            )
+        )
+    return out
+
+
+def order_effect(rows: Sequence[Mapping[str, Any]]) -> tuple[float, float, bool]:
+    """(mean ratio with the short flow first, with the long flow first, whether they differ by
+    ORDER_FACTOR with no overlap of the repeats' values)."""
+    a = [float(r["ratio"]) for r in rows if r["order"] == "short first"]
+    z = [float(r["ratio"]) for r in rows if r["order"] == "long first"]
+    if not a or not z:
+        return float("nan"), float("nan"), False
+    ma, mz = math.fsum(a) / len(a), math.fsum(z) / len(z)
+    apart = max(a) < min(z) or max(z) < min(a)
+    return ma, mz, apart and max(ma, mz) >= ORDER_FACTOR * min(ma, mz)
+
+
+def b6_measure(c: Campaign) -> Values:
+    return {"runs": rtt_records(c)}
+
+
+def b6_judge(values: Mapping[str, Values]) -> list[Part]:
+    """For flows with different RTTs (16 ms and 160 ms), CUBIC's unfairness depends on the flows'
+    start times (slide "RTT Unfairness", summary slide): for two CUBIC 2.6 flows the mean throughput
+    ratio with one start order is at least ORDER_FACTOR times that with the other, with no overlap
+    between the orders' repeats; tested at large windows (250 Mbit/s) and at the small windows of
+    the slide "Quantisation issues at low cwnds" (1 Mbit/s, 13 KB buffer)."""
+    rows = [r for r in values["B6"]["runs"] if r["short"] == "CUBIC 2.6" and r["long"] == "CUBIC 2.6"]
+    parts = []
+    for rate, what in ((250e6, "at large windows (250 Mbit/s)"), (1e6, "at small windows (1 Mbit/s, 13 KB)")):
+        sub = [r for r in rows if r["rate_bps"] == rate]
+        a, z, dep = order_effect(sub)
+        parts.append(
+            Part(
+                f"the split depends on the start order {what}",
+                dep,
+                f"16 ms / 160 ms throughput {a:.2f} with the 16 ms flow first, {z:.2f} with the 160 ms flow first",
+            )
+        )
+    return parts
+
+
+def rtt_ratio_figure(rows: Sequence[Mapping[str, Any]], ylabel: str) -> Any:
+    """Throughput ratio per start order, one panel per case (rate and buffer), one bar per pair of
+    algorithms, each run a dot."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    df["case"] = [f"{r / 1e6:g} Mbit/s, buffer {b}" for r, b in zip(df["rate_bps"], df["buffer"], strict=True)]
+    df["pair"] = [s if s == lg else f"{s} vs {lg}" for s, lg in zip(df["short"], df["long"], strict=True)]
+    cases = list(df.groupby("case", sort=True))
+    fig, axes = new_figure(len(cases), width=5)
+    orders = ["short first", "long first"]
+    for ax, (case, sub) in zip(axes, cases, strict=True):
+        pairs = list(dict.fromkeys(sub["pair"]))
+        w = 0.8 / len(pairs)
+        for i, pr in enumerate(pairs):
+            xs = [j + (i - (len(pairs) - 1) / 2) * w for j in range(len(orders))]
+            vals = [sub[(sub["pair"] == pr) & (sub["order"] == o)]["ratio"] for o in orders]
+            ax.bar(xs, [v.mean() for v in vals], w, label=pr, color=f"C{i}")
+            for x, v in zip(xs, vals, strict=True):
+                ax.plot([x] * len(v), v, "k.", ms=3)
+        ax.set_xticks(range(len(orders)), orders)
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_title(case, fontsize=9)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def b6_figure(c: Campaign) -> Any:
+    return rtt_ratio_figure(rtt_records(c), "throughput 16 ms flow / 160 ms flow (second half)")
+
+
+_CUBIC_26 = {"beta": 0.8, "hystart": False}
+
+B_SERIES = [
+    Preset(
+        "B1",
+        "The test grid (standard TCP measured at every point)",
+        LEITH,
+        "leith-2007/b1-grid.toml",
+        claim="performance should be measured over a grid of bandwidths, RTTs, queue sizes and background "
+        "loads, with standard TCP always measured as the baseline; the slides state the grid, not a result on it",
+        where='slides "Background (cont)" and "Some minor practical issues"',
+        figure=b1_figure,
+        quick={
+            "duration": "30s",
+            "sweep.topology.bottleneck.rate": ["10Mbps", "250Mbps"],
+            "sweep.topology.rtt": ["100ms"],
+            "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.2bdp", "1bdp"],
+            "sweep.background.web[0].sessions": [50],
+            "sweep.background.web[0].sizes.mean": ["10pkts"],
+        },
+    ),
+    Preset(
+        "B2",
+        "Convergence of two CUBIC flows",
+        LEITH,
+        "leith-2007/b2-convergence.toml",
+        claim="with unsynchronised drops (200 bidirectional web flows) a second CUBIC flow still converges "
+        "slowly to the first's rate; the cause is that low-cwnd flows grab bandwidth less aggressively and the "
+        "0.8 backoff (standard TCP: 0.5) releases bandwidth slowly",
+        where='slides "Symmetric conditions (2 flows)" (third), "Source of slow convergence", summary',
+        reported="no convergence time; ensemble average of 20 runs at 250 Mbit/s, 200 ms",
+        figure=b2_figure,
+        measure=b2_measure,
+        judge=b2_judge,
+        quick={"duration": "200s", "flows[1].start": "100s", "sweep.repeat": 2},
+    ),
+    Preset(
+        "B3",
+        "Prolonged unfairness between three CUBIC flows",
+        LEITH,
+        "leith-2007/b3-prolonged-unfairness.toml",
+        claim="in highly unsynchronised conditions (25 on-off sessions) sustained periods of unfairness between "
+        "CUBIC flows occur, extending to hundreds of seconds",
+        where='slide "Does slow convergence matter?" (second)',
+        reported="no numbers; one time history of 3 flows at 250 Mbit/s, 200 ms",
+        figure=b3_figure,
+        measure=b3_measure,
+        judge=b3_judge,
+        quick={"duration": "200s", "sweep.repeat": 2},
+    ),
+    Preset(
+        "B4",
+        "The cost of missing a drop: CUBIC and H-TCP",
+        LEITH,
+        "leith-2007/b4-missed-drop.toml",
+        claim="like other high-speed protocols CUBIC increases aggressively, and the cost of a flow missing a "
+        "drop, measured by the coefficient of variation of throughput, is similar for CUBIC and H-TCP",
+        where="slides \"Cost of 'missing a drop'\" (four) and the summary slide",
+        reported="no numbers in the text",
+        figure=b4_figure,
+        measure=b4_measure,
+        judge=b4_judge,
+        quick={"duration": "200s", "sweep.repeat": 2},
+    ),
+    Preset(
+        "B5",
+        "Link utilisation against buffer size",
+        LEITH,
+        "leith-2007/b5-utilisation-vs-buffer.toml",
+        claim="at higher speeds, with buffers below 30 % of the BDP, CUBIC's link utilisation falls to around "
+        "50 % of capacity (two flows, 10 and 250 Mbit/s, RTT 100 ms)",
+        where='slide "Link utilisation" and the summary slide',
+        reported="about 50 % utilisation below 30 % BDP at 250 Mbit/s",
+        figure=b5_figure,
+        measure=b5_measure,
+        judge=b5_judge,
+        quick={
+            "duration": "60s",
+            "sweep.repeat": 1,
+            "sweep.topology.bottleneck.rate": ["250Mbps"],
+            "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp", "1bdp"],
+        },
+    ),
+    Preset(
+        "B6",
+        "RTT unfairness depends on the start order",
+        LEITH,
+        "leith-2007/b6-rtt-unfairness.toml",
+        claim="for CUBIC flows with different RTTs the unfairness between them depends on their start times "
+        "(the authors leave open whether from a stability issue or the implementation); at low cwnds "
+        "quantisation matters",
+        where='slides "RTT Unfairness" (three) and the summary slide',
+        reported="no numbers; RTTs 16 ms and 160 ms",
+        figure=b6_figure,
+        measure=b6_measure,
+        judge=b6_judge,
+        quick={"duration": "300s", "sweep.topology.bottleneck.rate": ["1Mbps"], "sweep.topology.bottleneck.buffer": ["13KB"]},
+    ),
+    Preset(
+        "B7",
+        "Friendliness to one standard TCP flow",
+        LEITH,
+        "leith-2007/b7-friendliness.toml",
+        claim="one new-protocol flow competing with one standard TCP flow under the same conditions; the "
+        "slides show the figure and state no result",
+        where='slide "Friendliness (NewTCP flow competing with legacy flow, same conditions)"',
+        figure=b7_figure,
+        quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.rate": ["10Mbps"]},
+    ),
+]
