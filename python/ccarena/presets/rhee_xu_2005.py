@@ -1,25 +1,629 @@
-"""The A series, as figures only until its claims are restated and checked part by part."""
+"""Rhee and Xu, "CUBIC: a new TCP-friendly high-speed TCP variant", PFLDnet 2005 (talk): A1-A4.
+
+The talk's claims are on its summary slide (slide 24, "3.5 Evaluation Summary"): which of the
+high-speed variants it evaluated (CUBIC, BIC, HSTCP, STCP, H-TCP and FAST) were friendly to
+standard TCP (A1 in simulation, A2 on the testbed), fair between flows of different RTTs (A3)
+and stable (A4). Each preset states that claim for what its experiment measures, runs every
+variant the talk evaluated, and judges the claim on the quantity the talk plotted. CUBIC is the
+2005 version (window multiplier 0.8 after a loss, no HyStart); today's Linux CUBIC runs beside
+it under its own name and is reported, not judged.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from .common import RHEE_XU
-from .registry import Preset
+from .common import MBPS, RHEE_XU, mean_where, records
+from .figures import curves, new_figure
+from .measures import column, per_run, ratio, share, window_cov
+from .registry import Part, Preset, Values
 
-__all__ = ["A_SERIES"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..campaign import Campaign
+
+__all__ = [
+    "A_SERIES",
+    "CUBIC_2005",
+    "CUBIC_LINUX",
+    "FAIR_EXPONENT",
+    "GOOD_SHARE",
+    "SHORT_RTT_S",
+    "a1_judge",
+    "a2_judge",
+    "a3_judge",
+    "a4_judge",
+    "algorithm",
+]
+
+CUBIC_2005 = "cubic-2005"
+"""CUBIC as in 2005, as Linux first shipped it: window multiplier 819/1024 after a loss, no
+HyStart (``params = { beta = 0.8, hystart = false }``)."""
+
+CUBIC_LINUX = "cubic-linux"
+"""Today's Linux CUBIC (multiplier 717/1024, HyStart): run beside the 2005 version, not judged."""
+
+NOT_NAMED_FRIENDLY = ("bic", "highspeed", "scalable")
+"""The variants the talk evaluated for TCP-friendliness and did not call friendly (slide 24 names
+CUBIC and H-TCP, and says FAST depends on its alpha)."""
+
+NOT_NAMED_FAIR = ("bic", "highspeed", "scalable", "htcp")
+"""The variants the talk evaluated for RTT fairness and did not call fair (slide 24 names CUBIC
+and FAST)."""
+
+HIGH_SPEED = (CUBIC_2005, "bic", "highspeed", "scalable", "htcp", "fast")
+"""Every high-speed variant the talk evaluated, CUBIC in its 2005 version."""
+
+NAMES = {
+    CUBIC_2005: "CUBIC (2005)",
+    CUBIC_LINUX: "CUBIC (Linux today)",
+    "bic": "BIC",
+    "highspeed": "HSTCP",
+    "scalable": "STCP",
+    "htcp": "H-TCP",
+    "fast": "FAST",
+}
+
+GOOD_SHARE = 0.4
+"""Standard TCP's share of the two flows' throughput at or above which a high-speed variant's
+friendliness counts as good: 80 % of a fair share (0.5), the fraction of its fair share at which
+the usual convergence definitions say a flow has its share (the reference's metrics, section 5).
+Below it standard TCP gets less than two thirds of what the high-speed flow gets."""
+
+SHORT_RTT_S = 0.05
+"""RTTs below this are the talk's short-RTT networks (5 and 10 ms, slides 10 and 12-13), RTTs at
+or above it the long ones (100 and 200 ms, slides 11 and 14-15)."""
+
+FAIR_EXPONENT = 1.5
+"""The largest exponent e in throughput ratio = (RTT ratio)^e for which RTT fairness counts as
+good. Standard TCP's two analytic references are e = 1 (independent losses, Mathis et al.'s
+x ∝ 1/(RTT√p)) and e = 2 (synchronised losses: each window grows T/RTT per period); CUBIC's
+design target is linear RTT fairness, e = 1 (Ha, Rhee and Xu, 2008). A ratio whose exponent is
+nearer 1 than 2 on the log scale (e ≤ 1.5, the geometric midpoint) is as fair as standard TCP at
+its fairest. For comparison, the response-function argument of the BIC paper (Xu, Harfoush and
+Rhee, INFOCOM 2004: e = 1/(1 - d) for a window w ∝ p^-d under synchronised loss) gives about 6
+for HSTCP and no bound for STCP."""
 
 
-def _figure(c: Any) -> Any:
-    from .figures import new_figure
+# ---------------------------------------------------------------- shared helpers
 
-    fig, _ = new_figure(1)
+
+def algorithm(cc: str, params: str | Mapping[str, Any] | None = None) -> str:
+    """The name of a flow group's algorithm in the values: ccarena's name, except that CUBIC is
+    :data:`CUBIC_2005` when its window multiplier is 0.8 (the 2005 value) and
+    :data:`CUBIC_LINUX` otherwise."""
+    p = json.loads(params) if isinstance(params, str) and params else dict(params or {})
+    if cc == "cubic":
+        return CUBIC_2005 if p.get("beta") is not None and abs(float(p["beta"]) - 0.8) < 0.01 else CUBIC_LINUX
+    return cc
+
+
+def _algorithms(df: pd.DataFrame, i: int = 0) -> list[str]:
+    """Flow group ``i``'s algorithm name (:func:`algorithm`) in every run of ``df``."""
+    cc = column(df, f"flows[{i}].cc")
+    try:
+        params = column(df, f"flows[{i}].params")
+    except KeyError:
+        return [algorithm(v) for v in df[cc]]
+    return [algorithm(a, p) for a, p in zip(df[cc], df[params], strict=True)]
+
+
+def _name(alg: str) -> str:
+    return NAMES.get(alg, alg)
+
+
+def _order(algs: Iterable[str]) -> list[str]:
+    """The algorithms in the order of :data:`NAMES` (the rest after, sorted)."""
+    algs = set(algs)
+    return [a for a in NAMES if a in algs] + sorted(algs - set(NAMES))
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.2f}"
+
+
+def _rows(values: Mapping[str, Values], preset_id: str) -> list[dict[str, Any]]:
+    return list(values[preset_id]["runs"])
+
+
+def _distinct(rows: Sequence[Mapping[str, Any]], key: str) -> list[Any]:
+    return sorted({r[key] for r in rows if r.get(key) is not None})
+
+
+def _ge(a: float, b: float) -> bool:
+    """a ≥ b, false when either is missing (NaN)."""
+    return math.isfinite(a) and math.isfinite(b) and a >= b
+
+
+# ---------------------------------------------------------------- A1 and A2: TCP-friendliness
+
+
+def _shares(c: Campaign) -> pd.DataFrame:
+    """Per run: the high-speed flow's (flow 0) and standard TCP's (flow 1) mean rate over the
+    second half of the run, standard TCP's share of the two (:func:`share`) and the algorithm."""
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    df["alg"] = _algorithms(df)
+    return df
+
+
+def a1_measure(c: Campaign) -> Values:
+    """Per run: algorithm, RTT, bottleneck rate, repeat, the two flows' rates and standard TCP's
+    share (the quantity of slides 10-11)."""
+    df = _shares(c)
+    cols = {
+        "alg": "alg",
+        "rtt_s": "topology.rtt",
+        "rate_bps": "topology.bottleneck.rate",
+        "repeat": "repeat",
+        "hs_bps": "rate_0",
+        "tcp_bps": "rate_1",
+        "tcp_share": "tcp_share",
+    }
+    order = ["alg", column(df, "topology.rtt"), column(df, "topology.bottleneck.rate"), "repeat"]
+    return {"runs": records(df.sort_values(order), cols)}
+
+
+def a1_figure(c: Campaign) -> Any:
+    df = _shares(c)
+    df["algorithm"] = [_name(a) for a in df["alg"]]
+    df = df.set_index("alg").loc[_order(df["alg"])].reset_index()
+    fig = curves(
+        df,
+        column(df, "topology.bottleneck.rate"),
+        "tcp_share",
+        "algorithm",
+        panels=column(df, "topology.rtt"),
+        xlabel="bottleneck (Mbit/s)",
+        ylabel="standard TCP's share of throughput",
+        scale_x=MBPS,
+        logx=True,
+        ylim=(0, 1.0),
+        panel_title=lambda v: f"RTT {v * 1e3:g} ms",
+    )
+    rates = sorted(df[column(df, "topology.bottleneck.rate")].unique())
+    for ax in fig.axes:
+        ax.axhline(GOOD_SHARE, color="k", ls="--", lw=0.8)
+        ax.axhline(0.5, color="k", ls=":", lw=0.8)
+        ax.set_xticks([r * MBPS for r in rates], [f"{r * MBPS:g}" for r in rates])
+        ax.minorticks_off()
     return fig
 
 
+def _friendliness(rows: Sequence[Mapping[str, Any]], other: str, label: Callable[[Any], str]) -> list[Part]:
+    """The parts of slide 24's friendliness claim on per-run records with keys ``alg``,
+    ``rtt_s``, ``other`` (the second swept setting: bandwidth or background load) and
+    ``tcp_share``; ``label`` formats a value of ``other``. Shares are means over repeats; a
+    setting is one (RTT, ``other``) pair; "short" and "long" RTTs are split at
+    :data:`SHORT_RTT_S`."""
+    rtts = _distinct(rows, "rtt_s")
+    short = [r for r in rtts if r < SHORT_RTT_S]
+    long_ = [r for r in rtts if r >= SHORT_RTT_S]
+    others = _distinct(rows, other)
+
+    def at(alg: str, rtt: float, o: Any) -> float:
+        return mean_where(rows, "tcp_share", alg=alg, rtt_s=rtt, **{other: o})
+
+    def over(alg: str, rtt_set: Sequence[float]) -> float:
+        """The mean share over the settings at the RTTs of ``rtt_set`` (each setting weighs one)."""
+        xs = [at(alg, r, o) for r in rtt_set for o in others]
+        xs = [x for x in xs if math.isfinite(x)]
+        return math.fsum(xs) / len(xs) if xs else float("nan")
+
+    def ms(rtt_set: Sequence[float]) -> str:
+        return "/".join(f"{r * 1e3:g}" for r in rtt_set) + " ms"
+
+    parts: list[Part] = []
+    # 1-2: good friendliness at short RTT, at every setting.
+    for alg in (CUBIC_2005, "htcp"):
+        pts = [(r, o, at(alg, r, o)) for r in short for o in others]
+        worst = min((s for *_, s in pts if math.isfinite(s)), default=float("nan"))
+        ok = bool(pts) and all(math.isfinite(s) and s >= GOOD_SHARE for *_, s in pts)
+        parts.append(
+            Part(
+                f"{_name(alg)} leaves standard TCP a good share (at least {GOOD_SHARE:g}) at short RTT",
+                ok,
+                f"standard TCP's share against {_name(alg)} at "
+                + ", ".join(f"{r * 1e3:g} ms/{label(o)} {_fmt(s)}" for r, o, s in pts)
+                + f" (lowest {_fmt(worst)})",
+            )
+        )
+    # 3-4: CUBIC and H-TCP at least as friendly as each variant the talk did not call friendly.
+    for name, rtt_set in (("short", short), ("long", long_)):
+        mean = {a: over(a, rtt_set) for a in (CUBIC_2005, "htcp", *NOT_NAMED_FRIENDLY)}
+        linux = over(CUBIC_LINUX, rtt_set)
+        parts.append(
+            Part(
+                f"CUBIC and H-TCP at least as friendly as BIC, HSTCP and STCP at {name} RTT",
+                bool(rtt_set)
+                and all(_ge(mean[a], mean[b]) for a in (CUBIC_2005, "htcp") for b in NOT_NAMED_FRIENDLY),
+                f"mean share at {ms(rtt_set)}: "
+                + ", ".join(f"{_name(a)} {_fmt(v)}" for a, v in mean.items())
+                + (f"; not judged: {_name(CUBIC_LINUX)} {_fmt(linux)}" if math.isfinite(linux) else ""),
+            )
+        )
+    # 5: better at short RTT than at long.
+    gap = {a: (over(a, short), over(a, long_)) for a in (CUBIC_2005, "htcp")}
+    parts.append(
+        Part(
+            "CUBIC's and H-TCP's friendliness better at short than at long RTT",
+            all(math.isfinite(s) and math.isfinite(lg) and s > lg for s, lg in gap.values()),
+            "mean share "
+            + ", ".join(
+                f"{_name(a)} {_fmt(s)} at {ms(short)} vs {_fmt(lg)} at {ms(long_)}" for a, (s, lg) in gap.items()
+            ),
+        )
+    )
+    # 6: FAST with a small alpha gets less than standard TCP (slide 23).
+    fast = over("fast", rtts)
+    parts.append(
+        Part(
+            "FAST (untuned alpha) gets less throughput than standard TCP",
+            math.isfinite(fast) and fast > 0.5,
+            f"standard TCP's mean share against FAST over every setting {_fmt(fast)} (above 0.5: FAST gets less)",
+        )
+    )
+    return parts
+
+
+def a1_judge(values: Mapping[str, Values]) -> list[Part]:
+    """Slide 24's friendliness claim on the simulation (slides 10-11): six parts.
+
+    1-2. CUBIC (2005) and H-TCP each leave standard TCP at least :data:`GOOD_SHARE` at the short
+         RTT (10 ms) at every bandwidth (mean over repeats): good friendliness where the summary
+         says it is best.
+    3-4. At short and at long RTT, the mean share (over bandwidths) against CUBIC and against
+         H-TCP is at least that against each of BIC, HSTCP and STCP, the variants the talk
+         evaluated and did not call friendly. At long RTT the summary claims friendliness less
+         firmly than at short RTT, so there the ranking, not the absolute bound, is judged.
+    5.   Friendliness is better at short RTT: for CUBIC and H-TCP the mean share at 10 ms
+         exceeds that at 100 ms.
+    6.   FAST, run with an alpha nobody tuned to the path, gets less than standard TCP: its mean
+         share over every setting exceeds 0.5 (slide 23 reports this for the friendliness tests
+         and puts it down to a small alpha; slide 24 concludes that FAST's alpha needs tuning).
+    """
+    return _friendliness(_rows(values, "A1"), "rate_bps", lambda v: f"{v * MBPS:g} Mbit/s")
+
+
+def _a2_table(c: Campaign) -> pd.DataFrame:
+    df = _shares(c)
+    rate = df["bottleneck.rate_bps"] if "bottleneck.rate_bps" in df.columns else 800e6
+    df["hs_util"], df["tcp_util"] = df["rate_0"] / rate, df["rate_1"] / rate
+    return df
+
+
+def a2_measure(c: Campaign) -> Values:
+    """Per run: algorithm, RTT, background load, repeat, each flow's utilisation of the link (the
+    quantity of slides 12-15) and standard TCP's share of the two flows."""
+    df = _a2_table(c)
+    cols = {
+        "alg": "alg",
+        "rtt_s": "topology.rtt",
+        "load": "background.web[0].load",
+        "repeat": "repeat",
+        "hs_util": "hs_util",
+        "tcp_util": "tcp_util",
+        "tcp_share": "tcp_share",
+    }
+    order = ["alg", column(df, "topology.rtt"), column(df, "background.web[0].load"), "repeat"]
+    return {"runs": records(df.sort_values(order), cols)}
+
+
+def a2_figure(c: Campaign) -> Any:
+    df = _a2_table(c)
+    rtt, load = column(df, "topology.rtt"), column(df, "background.web[0].load")
+    algs = _order(df["alg"])
+    loads = sorted(df[load].unique())
+    rtts = sorted(df[rtt].unique())
+    fig, axes = new_figure(len(rtts), width=4.2)
+    width = 0.8 / max(1, len(loads))
+    for ax, rv in zip(axes, rtts, strict=True):
+        sub = df[df[rtt] == rv]
+        for j, lv in enumerate(loads):
+            xs = [i + (j - (len(loads) - 1) / 2) * width for i in range(len(algs))]
+            g = sub[sub[load] == lv].groupby("alg")[["hs_util", "tcp_util"]].mean().reindex(algs)
+            hatch = None if j == 0 else "//"
+            ax.bar(xs, g["hs_util"], width, color="C0", hatch=hatch, label=f"high-speed, load {lv:g}")
+            ax.bar(xs, g["tcp_util"], width, bottom=g["hs_util"], color="C1", hatch=hatch, label=f"TCP, load {lv:g}")
+        ax.set_xticks(range(len(algs)), [_name(a) for a in algs], rotation=45, ha="right", fontsize=7)
+        ax.set_title(f"RTT {rv * 1e3:g} ms")
+        ax.set_ylim(0, 1)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("utilisation of the link")
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def a2_judge(values: Mapping[str, Values]) -> list[Part]:
+    """Slide 24's friendliness claim on the testbed (slides 12-15): the six parts of
+    :func:`a1_judge`, with the settings (RTT, background load): short RTT is 5 and 10 ms, long
+    100 and 200 ms, and every part is judged on standard TCP's share of the two long flows'
+    throughput (the background takes the same from both)."""
+    return _friendliness(_rows(values, "A2"), "load", lambda v: f"load {v:g}")
+
+
+# ---------------------------------------------------------------- A3: RTT fairness
+
+
+def _a3_table(c: Campaign) -> pd.DataFrame:
+    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df["ratio"] = [ratio(a, b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
+    df["rtt_short_s"] = df[column(df, "flows[0].rtt")]
+    df["rtt_long_s"] = df[column(df, "flows[1].rtt")]
+    df["rtt_ratio"] = df["rtt_long_s"] / df["rtt_short_s"]
+    df["alg"] = _algorithms(df)
+    return df
+
+
+def a3_measure(c: Campaign) -> Values:
+    """Per run: algorithm, the two flows' RTTs, repeat, their rates and the throughput ratio of
+    the shorter-RTT flow over the longer-RTT one (slide 16's quantity)."""
+    df = _a3_table(c)
+    cols = {
+        "alg": "alg",
+        "rtt_short_s": "rtt_short_s",
+        "rtt_long_s": "rtt_long_s",
+        "repeat": "repeat",
+        "short_bps": "rate_0",
+        "long_bps": "rate_1",
+        "ratio": "ratio",
+    }
+    return {"runs": records(df.sort_values(["alg", "rtt_short_s", "rtt_long_s", "repeat"]), cols)}
+
+
+def a3_figure(c: Campaign) -> Any:
+    df = _a3_table(c)
+    df["algorithm"] = [_name(a) for a in df["alg"]]
+    df = df.set_index("alg").loc[_order(df["alg"])].reset_index()
+    fig = curves(
+        df,
+        "rtt_ratio",
+        "ratio",
+        "algorithm",
+        xlabel="RTT ratio (longer / shorter)",
+        ylabel="throughput ratio (short / long RTT)",
+    )
+    fig.set_size_inches(6.5, 4.5)
+    ax = fig.axes[0]
+    ax.set_yscale("log")
+    ax.set_xscale("log")
+    xs = sorted(df["rtt_ratio"].unique())
+    for e, ls in ((1.0, ":"), (FAIR_EXPONENT, "--"), (2.0, ":")):
+        ax.plot(xs, [x**e for x in xs], ls, color="k", lw=0.8)
+    pairs = df.groupby("rtt_ratio")[["rtt_short_s", "rtt_long_s"]].first()
+    ms = [(pairs.loc[x, "rtt_short_s"] * 1e3, pairs.loc[x, "rtt_long_s"] * 1e3) for x in xs]
+    ax.set_xticks(xs, [f"{x:g}\n({a:g}/{b:g} ms)" for x, (a, b) in zip(xs, ms, strict=True)])
+    ax.minorticks_off()
+    fig.tight_layout()
+    return fig
+
+
+def _exponents(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, float, float], float]:
+    """Per (algorithm, shorter RTT, longer RTT): the exponent e with throughput ratio = (RTT
+    ratio)^e, the ratio being the geometric mean over repeats (a run in which either flow got
+    nothing gives e = inf, unfair without bound; a pair of equal RTTs is left out)."""
+    out: dict[tuple[str, float, float], float] = {}
+    keys = {(r["alg"], r["rtt_short_s"], r["rtt_long_s"]) for r in rows}
+    for alg, lo, hi in keys:
+        if not hi > lo:
+            continue
+        rs = [r["ratio"] for r in rows if (r["alg"], r["rtt_short_s"], r["rtt_long_s"]) == (alg, lo, hi)]
+        if any(x is None or not x > 0 for x in rs):
+            out[(alg, lo, hi)] = math.inf
+            continue
+        out[(alg, lo, hi)] = math.fsum(math.log(x) for x in rs) / len(rs) / math.log(hi / lo)
+    return out
+
+
+def a3_judge(values: Mapping[str, Values]) -> list[Part]:
+    """Slide 24's RTT-fairness claim (setup slide 16): five parts, on e = ln(throughput
+    ratio) / ln(RTT ratio) per pair of RTTs (ratio: geometric mean over repeats).
+
+    1-4. CUBIC (2005) and FAST each have good RTT fairness, |e| ≤ :data:`FAIR_EXPONENT`, on
+         short paths (every pair whose longer RTT is below 200 ms: 40 against 120 ms) and on
+         long paths (every pair with a path of 200 ms or more: 120 and 40 against 240 ms).
+    5.   The ranking the summary makes by naming only CUBIC and FAST: the mean |e| over the
+         pairs of each is at most that of each of BIC, HSTCP, STCP and H-TCP.
+    """
+    rows = _rows(values, "A3")
+    e = _exponents(rows)
+    pairs = sorted({(lo, hi) for (_, lo, hi) in e})
+    short = [p for p in pairs if p[1] < 0.2]
+    long_ = [p for p in pairs if p[1] >= 0.2]
+
+    def pair(p: tuple[float, float]) -> str:
+        return f"{p[0] * 1e3:g}/{p[1] * 1e3:g} ms"
+
+    def ratio_of(alg: str, p: tuple[float, float]) -> float:
+        x = e.get((alg, *p), float("nan"))
+        return (p[1] / p[0]) ** x if math.isfinite(x) else x
+
+    parts: list[Part] = []
+    for alg in (CUBIC_2005, "fast"):
+        for name, ps in (("short", short), ("long", long_)):
+            xs = [(p, e.get((alg, *p), float("nan"))) for p in ps]
+            ok = bool(xs) and all(math.isfinite(x) and abs(x) <= FAIR_EXPONENT for _, x in xs)
+            parts.append(
+                Part(
+                    f"{_name(alg)} has good RTT fairness on {name} paths",
+                    ok,
+                    f"{_name(alg)}'s throughput ratio (exponent e, bound |e| ≤ {FAIR_EXPONENT:g}): "
+                    + ", ".join(f"{pair(p)} {_fmt(ratio_of(alg, p))} (e {_fmt(x)})" for p, x in xs),
+                )
+            )
+
+    def mean_abs(alg: str) -> float:
+        xs = [abs(e.get((alg, *p), float("nan"))) for p in pairs]
+        return math.fsum(xs) / len(xs) if xs else float("nan")
+
+    m = {a: mean_abs(a) for a in (CUBIC_2005, "fast", *NOT_NAMED_FAIR, CUBIC_LINUX)}
+    ok = bool(pairs) and all(_ge(m[b], m[a]) for a in (CUBIC_2005, "fast") for b in NOT_NAMED_FAIR)
+    parts.append(
+        Part(
+            "CUBIC and FAST fairer than BIC, HSTCP, STCP and H-TCP",
+            ok,
+            "mean |e| over " + ", ".join(pair(p) for p in pairs) + ": "
+            + ", ".join(f"{_name(a)} {_fmt(v)}" for a, v in m.items() if a != CUBIC_LINUX)
+            + (f"; not judged: Linux's CUBIC today {_fmt(m[CUBIC_LINUX])}" if math.isfinite(m[CUBIC_LINUX]) else ""),
+        )
+    )
+    return parts
+
+
+# ---------------------------------------------------------------- A4: stability
+
+
+STABILITY_FROM_S = 50.0
+"""The coefficient of variation is taken over the 1 s intervals after this time (slow start and
+the first loss events left out)."""
+
+
+def _a4_table(c: Campaign) -> pd.DataFrame:
+    runs = c.runs[c.runs["status"] == "ok"]
+    df = runs.merge(window_cov(c, flows=[0, 1], t_from=STABILITY_FROM_S, window_s=1.0), on="run_id")
+    df["alg"] = _algorithms(df)
+    return df
+
+
+def a4_measure(c: Campaign) -> Values:
+    """Per run: algorithm, repeat and the coefficient of variation of the two high-speed flows'
+    rates in 1 s intervals after :data:`STABILITY_FROM_S` (mean over the two flows; slide 20's
+    quantity)."""
+    df = _a4_table(c)
+    return {"runs": records(df.sort_values(["alg", "repeat"]), {"alg": "alg", "repeat": "repeat", "cov": "cov"})}
+
+
+def a4_figure(c: Campaign) -> Any:
+    df = _a4_table(c)
+    algs = _order(df["alg"])
+    fig, axes = new_figure(1, width=6, height=4.2)
+    ax = axes[0]
+    for i, a in enumerate(algs):
+        vals = df[df["alg"] == a]["cov"].tolist()
+        ax.bar(i, sum(vals) / len(vals), color=f"C{i}")
+        ax.plot([i] * len(vals), vals, "k.", ms=5)
+    ax.set_xticks(range(len(algs)), [_name(a) for a in algs], rotation=30, ha="right")
+    ax.set_ylabel("CoV of throughput (1 s)")
+    ax.set_title("high-speed flows at 220 ms, coefficient of variation", fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def a4_judge(values: Mapping[str, Values]) -> list[Part]:
+    """Slide 24's stability claim on the simulation (slides 17-20): two parts, on the mean
+    coefficient of variation (CoV) over repeats.
+
+    1. CUBIC was the most stable: CUBIC (2005) has a lower CoV than each other
+       high-speed variant the talk evaluated (BIC, HSTCP, STCP, H-TCP and FAST).
+    2. H-TCP's stability problems (slide 19, which the authors mark as still to be confirmed
+       with H-TCP's authors): H-TCP's CoV lies above the median CoV of the six high-speed variants, i.e.
+       it is among the less stable half; the median is the typical value, robust to one
+       outlier.
+    """
+    rows = _rows(values, "A4")
+    cv = {a: mean_where(rows, "cov", alg=a) for a in (*HIGH_SPEED, CUBIC_LINUX)}
+    rivals = [a for a in HIGH_SPEED if a != CUBIC_2005]
+    best = math.isfinite(cv[CUBIC_2005]) and all(math.isfinite(cv[a]) and cv[CUBIC_2005] < cv[a] for a in rivals)
+    six = sorted(cv[a] for a in HIGH_SPEED)
+    median = (six[2] + six[3]) / 2 if all(math.isfinite(x) for x in six) else float("nan")
+    listing = ", ".join(f"{_name(a)} {cv[a]:.3f}" for a in HIGH_SPEED if math.isfinite(cv[a]))
+    linux = f"; not judged: Linux's CUBIC today {cv[CUBIC_LINUX]:.3f}" if math.isfinite(cv[CUBIC_LINUX]) else ""
+    return [
+        Part("CUBIC the most stable of the high-speed variants", best, f"mean CoV (1 s): {listing}{linux}"),
+        Part(
+            "H-TCP has stability problems",
+            math.isfinite(cv["htcp"]) and math.isfinite(median) and cv["htcp"] > median,
+            f"H-TCP's CoV {cv['htcp']:.3f} against the median {median:.3f} of the six variants",
+        ),
+    ]
+
+
+# ---------------------------------------------------------------- the presets
+
+
 A_SERIES = [
-    Preset("A1", "TCP-friendliness against bandwidth (simulation)", RHEE_XU, "rhee-xu-2005/a1-friendliness-sim.toml", claim="(not yet restated)", where="-", figure=_figure),
-    Preset("A2", "TCP-friendliness on the testbed: the utilisation split", RHEE_XU, "rhee-xu-2005/a2-friendliness-testbed.toml", claim="(not yet restated)", where="-", figure=_figure),
-    Preset("A3", "RTT fairness: 40 ms against 40, 120 and 240 ms", RHEE_XU, "rhee-xu-2005/a3-rtt-fairness.toml", claim="(not yet restated)", where="-", figure=_figure),
-    Preset("A4", "Stability: coefficient of variation of throughput", RHEE_XU, "rhee-xu-2005/a4-stability.toml", claim="(not yet restated)", where="-", figure=_figure),
+    Preset(
+        "A1",
+        "TCP-friendliness against bandwidth (simulation)",
+        RHEE_XU,
+        "rhee-xu-2005/a1-friendliness-sim.toml",
+        claim=(
+            "Of the high-speed variants evaluated (CUBIC, BIC, HSTCP, STCP, H-TCP, FAST), CUBIC and H-TCP "
+            "were the ones with good TCP-friendliness, above all on short-RTT networks; FAST's depends on "
+            "tuning its alpha (with the small alpha used, FAST flows got less throughput than standard TCP)"
+        ),
+        where="slide 24 (3.5 Evaluation Summary); setup slides 10-11 (3.2 TCP Friendliness, NS simulation); "
+        "FAST: slide 23",
+        figure=a1_figure,
+        measure=a1_measure,
+        judge=a1_judge,
+        quick={
+            "duration": "60s",
+            "sweep.repeat": 1,
+            "sweep.topology.bottleneck.rate": ["20Mbps", "200Mbps"],
+        },
+    ),
+    Preset(
+        "A2",
+        "TCP-friendliness on the testbed: the utilisation split",
+        RHEE_XU,
+        "rhee-xu-2005/a2-friendliness-testbed.toml",
+        claim=(
+            "Of the high-speed variants evaluated, CUBIC and H-TCP were the ones with good TCP-friendliness, "
+            "above all on short-RTT networks (5 and 10 ms against 100 and 200 ms); FAST's depends on tuning "
+            "its alpha (with the small alpha used, FAST flows got less throughput than standard TCP)"
+        ),
+        where="slide 24 (3.5 Evaluation Summary); setup slides 8-9 and 12-15 (3.1 Testbed, 3.2 TCP "
+        "Friendliness, Dummynet); FAST: slide 23",
+        figure=a2_figure,
+        measure=a2_measure,
+        judge=a2_judge,
+        quick={
+            "duration": "60s",
+            "topology.bottleneck.rate": "200Mbps",
+            "sweep.repeat": 1,
+            "sweep.topology.rtt": ["10ms", "100ms"],
+            "sweep.background.web[0].load": [0.1],
+        },
+    ),
+    Preset(
+        "A3",
+        "RTT fairness: flows of 40, 120 and 240 ms",
+        RHEE_XU,
+        "rhee-xu-2005/a3-rtt-fairness.toml",
+        claim="CUBIC and FAST achieved good RTT fairness, on short and on long RTT paths alike (the summary "
+        "names neither BIC, HSTCP, STCP nor H-TCP here)",
+        where="slide 24 (3.5 Evaluation Summary); setup slide 16 (3.3 RTT Fairness, Dummynet)",
+        figure=a3_figure,
+        measure=a3_measure,
+        judge=a3_judge,
+        quick={
+            "duration": "90s",
+            "topology.bottleneck.rate": "200Mbps",
+            "sweep.repeat": 1,
+            "sweep.flows[0].rtt": ["40ms", "120ms"],
+            "sweep.flows[1].rtt": ["120ms", "240ms"],
+        },
+    ),
+    Preset(
+        "A4",
+        "Stability: coefficient of variation of throughput",
+        RHEE_XU,
+        "rhee-xu-2005/a4-stability.toml",
+        claim="Among the high-speed variants evaluated, CUBIC was the most stable (its throughput had the lowest "
+        "coefficient of variation); H-TCP had some stability problems, which the authors still meant to confirm "
+        "with H-TCP's authors",
+        where="slide 24 (3.5 Evaluation Summary); setup slides 17-20 (3.4 Stability, NS simulation); "
+        "H-TCP: slide 19",
+        figure=a4_figure,
+        measure=a4_measure,
+        judge=a4_judge,
+        quick={"duration": "80s", "topology.bottleneck.rate": "500Mbps", "sweep.repeat": 1},
+    ),
 ]
