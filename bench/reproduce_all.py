@@ -1,13 +1,15 @@
 """Runs every full preset (or the IDs given), stores what each measured beside its campaign file,
 and writes the README's table of published experiments from the stored results.
 
-    python bench/reproduce_all.py [ID ...] [--jobs N] [--out DIR] [--table-only]
+    python bench/reproduce_all.py [ID ...] [--jobs N] [--out DIR] [--backend emu] [--table-only]
 
 Each preset runs into DIR/ID (default results/reproduce/ID; a finished campaign is reused, an
 interrupted one resumed), with the other sides of its dispute beside it. Its values go to
 scenarios/<paper>/results/<id>.json with the commit, version, date, runs and wall time; then the
 README's table (between its markers) is rewritten from every stored result, each verdict judged
-afresh. --table-only rewrites the table without running anything.
+afresh. --backend emu runs the presets on the kernel's TCP through the emulator (root; the E
+series) and stores them as <id>-emu.json, shown beside the simulator's in the table.
+--table-only rewrites the table without running anything.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def main() -> int:
     ap.add_argument("ids", nargs="*", metavar="ID")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="results/reproduce")
+    ap.add_argument("--backend", choices=("sim", "emu"), default="sim")
     ap.add_argument("--table-only", action="store_true", help="rewrite the README's table from the stored results")
     args = ap.parse_args()
     presets = [get(i) for i in args.ids] if args.ids else PRESETS
@@ -39,13 +42,15 @@ def main() -> int:
         if p.id in done:
             continue
         t0 = time.monotonic()
-        r = reproduce(p, jobs=args.jobs, out=Path(args.out) / p.id.lower())
+        suffix = "" if args.backend == "sim" else f"-{args.backend}"
+        r = reproduce(p, jobs=args.jobs, out=Path(args.out) / f"{p.id.lower()}{suffix}", backend=args.backend)
         wall = time.monotonic() - t0
-        save(p, r.values[p.id], runs=len(r.campaign.runs), wall_s=wall)
+        save(p, r.values[p.id], runs=len(r.campaign.runs), wall_s=wall, backend=args.backend)
         done.add(p.id)
         for oid, oc in r.others.items():
             if oid not in done:
-                save(get(oid), r.values[oid], runs=len(oc.runs), wall_s=float(oc.runs["wall_s"].sum()) / args.jobs)
+                wall_o = float(oc.runs["wall_s"].sum()) / args.jobs
+                save(get(oid), r.values[oid], runs=len(oc.runs), wall_s=wall_o, backend=args.backend)
                 done.add(oid)
         print(f"{p.id}: {r.verdict.summary()} ({wall:.0f} s)", file=sys.stderr, flush=True)
     table = readme_table(PRESETS)

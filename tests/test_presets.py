@@ -96,13 +96,19 @@ def test_without_the_scenarios_folder_one_line_says_where_to_find_it(tmp_path: P
     assert not (tmp_path / "x").exists()
 
 
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for every quick campaign, so that the sides of a dispute run once."""
+    return tmp_path_factory.mktemp("quick")
+
+
 @pytest.mark.parametrize("preset_id", [p.id for p in PRESETS])
-def test_quick_preset_runs_draws_and_checks_its_claim(preset_id: str, tmp_path: Path) -> None:
+def test_quick_preset_runs_draws_and_judges_its_claim(preset_id: str, quick_runs: Path) -> None:
     p = get(preset_id)
     missing = p.missing()
     if missing:
         pytest.skip(f"{p.id} needs {', '.join(missing)} (not in this ccarena yet)")
-    r = reproduce(p, quick=True, jobs=2, out=tmp_path / p.id)
+    r = reproduce(p, quick=True, jobs=2, out=quick_runs / p.id.lower())
     runs = r.campaign.runs
     assert (runs["status"] == "ok").all(), runs[runs["status"] != "ok"]["error"].tolist()
     for f in r.figures:
@@ -114,6 +120,12 @@ def test_quick_preset_runs_draws_and_checks_its_claim(preset_id: str, tmp_path: 
     assert all(part.measured for part in r.verdict.parts)
     assert (r.campaign.path / f"claim-{p.id.lower()}.json").is_file()
     assert escape(r.verdict.summary()) in html
+    from ccarena.presets.disputes import dispute_of
+
+    d = dispute_of(p.id)
+    if d is not None:
+        assert r.dispute and escape(r.dispute) in html
+        assert set(r.values) == set(d.ids) and all((quick_runs / i.lower()).is_dir() for i in d.ids)
 
 
 def _without(doc: dict, features: set[str]) -> dict:

@@ -46,11 +46,16 @@ def default_out(preset: Preset, quick: bool, backend: str) -> Path:
 
 
 def _other_out(out: Path | None, preset: Preset, other: Preset, quick: bool, backend: str) -> Path:
-    """The folder of the other side's campaign: its default folder, or ``<out>-<id>`` beside an
-    explicit one."""
+    """The folder of the other side's campaign: its default folder; beside an explicit ``out``
+    named after the preset (``.../b5``, ``.../b5-quick``), the folder named after the other
+    (``.../c3``, ``.../c3-quick``), so that reproducing either side reuses the other's campaign;
+    beside any other ``out``, ``<out>-<id>``."""
     if out is None:
         return default_out(other, quick, backend)
-    return out.parent / f"{out.name}-{other.id.lower()}"
+    own, theirs = preset.id.lower(), other.id.lower()
+    if out.name.lower() == own or out.name.lower().startswith(own + "-"):
+        return out.parent / (theirs + out.name[len(own) :])
+    return out.parent / f"{out.name}-{theirs}"
 
 
 def measure_into(preset: Preset, c: Campaign) -> Values:

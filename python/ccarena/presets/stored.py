@@ -35,9 +35,10 @@ TABLE_BEGIN = "<!-- the table of published experiments: written by make reproduc
 TABLE_END = "<!-- end of the table of published experiments -->"
 
 
-def stored_path(p: Preset) -> Path:
-    """``scenarios/<paper>/results/<id>.json``."""
-    return p.path.parent / "results" / f"{p.id.lower()}.json"
+def stored_path(p: Preset, backend: str = "sim") -> Path:
+    """``scenarios/<paper>/results/<id>.json`` (``<id>-emu.json`` for the kernel's runs through the
+    emulator)."""
+    return p.path.parent / "results" / (f"{p.id.lower()}.json" if backend == "sim" else f"{p.id.lower()}-{backend}.json")
 
 
 def _commit() -> str:
@@ -56,8 +57,10 @@ def _commit() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def save(p: Preset, values: Values, *, runs: int, wall_s: float, date: _dt.date | None = None) -> Path:
-    """Stores a full run's values with the commit, version, date, runs and wall time."""
+def save(
+    p: Preset, values: Values, *, runs: int, wall_s: float, backend: str = "sim", date: _dt.date | None = None
+) -> Path:
+    """Stores a full run's values with the commit, version, date, runs, wall time and backend."""
     from .. import __version__
 
     doc = {
@@ -67,10 +70,11 @@ def save(p: Preset, values: Values, *, runs: int, wall_s: float, date: _dt.date 
         "ccarena": __version__,
         "date": (date or _dt.datetime.now(_dt.UTC).date()).isoformat(),
         "runs": int(runs),
+        "backend": backend,
         "wall_s": round(float(wall_s)),
         "values": values,
     }
-    path = stored_path(p)
+    path = stored_path(p, backend)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -78,9 +82,9 @@ def save(p: Preset, values: Values, *, runs: int, wall_s: float, date: _dt.date 
     return path
 
 
-def load(p: Preset) -> dict[str, Any] | None:
-    """The stored result of a preset's full run, or None when there is none."""
-    path = stored_path(p)
+def load(p: Preset, backend: str = "sim") -> dict[str, Any] | None:
+    """The stored result of a preset's full run on ``backend``, or None when there is none."""
+    path = stored_path(p, backend)
     if not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8"))
@@ -133,6 +137,12 @@ def readme_table(presets: Sequence[Preset]) -> str:
         else:
             result, word = v.measured(), v.summary()
         run = f"{doc['date']}, {doc['commit']}, {doc['runs']} runs, {doc['wall_s']} s"
+        emu = load(p, "emu")
+        if emu is not None and p.judge is not None:
+            ev = p.verdict({**values, p.id: emu["values"]})
+            result += f"; kernel (emu backend): {ev.measured()}"
+            word = f"simulator: {word}; kernel: {ev.summary()}"
+            run += f"; kernel: {emu['date']}, {emu['commit']}, {emu['runs']} runs, {emu['wall_s']} s"
         rows.append(
             f"| {p.id} {_cell(p.title)} | {_cell(claim)} | {_cell(p.reported or '-')} | {_cell(result)} | "
             f"{_cell(word)} | {run} |"
