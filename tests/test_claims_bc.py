@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from ccarena.presets import get
 from ccarena.presets.disputes import DISPUTES, dispute_of
-from ccarena.presets.leith_2007 import convergence_time, longest_unfair_s, variant
+from ccarena.presets.leith_2007 import HALF_BACKOFF, convergence_time, longest_unfair_s, variant
 
 
 def windows(name: Any, late_at: dict[float, float], end: float = 400.0) -> list[dict[str, Any]]:
@@ -47,7 +47,7 @@ def test_longest_unfair_stretch_counts_consecutive_windows() -> None:
 def test_variant_names_the_cubic_of_each_era() -> None:
     assert variant("cubic", {"beta": 0.7998046875, "hystart": False}) == "CUBIC 2.6"
     assert variant("cubic", {"beta": 0.7001953125, "hystart": True}) == "CUBIC (Linux today)"
-    assert variant("cubic", {"beta": 0.5, "hystart": False}).startswith("CUBIC, backoff 0.5")
+    assert variant("cubic", {"beta": 0.5, "hystart": False}) == HALF_BACKOFF
     assert variant("cubic", {"beta": 0.8, "hystart": False, "fast_convergence": False}).endswith("convergence off")
     assert variant("htcp") == "H-TCP"
 
@@ -57,7 +57,7 @@ def b2(slow: float, half: float) -> dict[str, Any]:
     return {
         "late_start_s": 100.0,
         "windows": windows("CUBIC 2.6", {100: 0.3, 100 + slow: 0.95})
-        + windows("CUBIC, backoff 0.5", {100: 0.3, 100 + half: 0.95}),
+        + windows(HALF_BACKOFF, {100: 0.3, 100 + half: 0.95}),
     }
 
 
@@ -87,8 +87,10 @@ def test_b2_and_c1_settle_as_a_dispute() -> None:
     d = dispute_of("C1")
     assert d is not None and d.ids == ("B2", "C1")
     said = d.settle({"B2": b2(200, 50), "C1": c1(30)})
-    assert "both sides hold" in said and "200 s" in said and "30 s" in said
-    assert "Rhee's side" in d.settle({"B2": b2(60, 50), "C1": c1(20)})
+    assert "slow by B2's measure (more than 100 s): yes" in said and "200 s" in said
+    assert "30 s at his 100 % BDP buffer (converges within 100 s, at least twice as fast as in B2)" in said
+    said = d.settle({"B2": b2(60, 50), "C1": c1(80)})
+    assert "(more than 100 s): no" in said and "(converges within 100 s, not twice as fast as in B2)" in said
 
 
 def util_rows(name: str, utils: dict[float, float]) -> list[dict[str, Any]]:

@@ -136,7 +136,7 @@ def _without(doc: dict, features: set[str]) -> dict:
     for key, vals in list(sw.items()):
         if key == "zip" or not isinstance(vals, list):
             continue
-        bad = {i for i, v in enumerate(vals) if v in features}
+        bad = {i for i, v in enumerate(vals) if isinstance(v, str) and v in features}
         for k in next((z for z in zips if key in z), [key]) if bad else []:
             sw[k] = [v for i, v in enumerate(sw[k]) if i not in bad]
     return doc
@@ -219,3 +219,31 @@ def test_every_stored_result_names_its_run_and_judges() -> None:
         v = verdict(p, values)
         if v is not None and v.word in ("partly", "not reproduced"):
             assert p.cause, f"{p.id}: {v.summary()}"
+
+
+def _small_campaign(out: Path, repeat: int) -> object:
+    doc = {
+        "duration": "4s",
+        "topology": {"rtt": "40ms", "bottleneck": {"rate": "10Mbps", "buffer": "0.5bdp"}},
+        "flows": [{"cc": "reno", "count": 2, "start": {"dist": "uniform", "lo": "0s", "hi": "1s"}}],
+        "measure": {"interval": "100ms"},
+        "sweep": {"repeat": repeat},
+    }
+    return sweep(doc, out=out, jobs=1, quiet=True)
+
+
+def test_ensemble_band_stays_within_what_the_link_carries(tmp_path: Path) -> None:
+    """With 5 repeats the ensemble draws the mean and its 95 % band, clipped to 0 and the link's
+    10 Mbit/s; with 3 it draws every run under the mean and no band."""
+    from matplotlib.collections import PolyCollection
+
+    from ccarena.presets.figures import ensemble
+
+    fig = ensemble(_small_campaign(tmp_path / "five", 5), "point", str, ylabel="Mbit/s")
+    bands = [c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2
+    ys = [y for b in bands for path in b.get_paths() for _, y in path.vertices]
+    assert min(ys) >= 0.0 and max(ys) <= 10.0 + 1e-9
+    fig = ensemble(_small_campaign(tmp_path / "three", 3), "point", str, ylabel="Mbit/s")
+    assert not [c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]
+    assert len(fig.axes[0].lines) == 2 * 3 + 2

@@ -78,6 +78,9 @@ CONVERGED = 0.8
 """The late flow has converged once its window mean stays at or above this share of the early
 flow's (an 80/100 split, Jain's index 0.99 for two flows)."""
 
+HALF_BACKOFF = "CUBIC, backoff 0.5, no HyStart"
+"""B2's comparison variant: CUBIC 2.6 with standard TCP's backoff (its :func:`variant` name)."""
+
 SLOW_S = 100.0
 """Slow convergence: more than this from the second flow's start until it has converged. The slides
 give no number; 100 s (500 RTTs of 200 ms) is the shortest of the spans their next slides call
@@ -158,7 +161,7 @@ def b2_judge(values: Mapping[str, Values]) -> list[Part]:
     backoff 0.8 convergence takes at least two windows (20 s, twice the measure's resolution)
     longer than the same CUBIC with backoff 0.5."""
     t = b2_times(values["B2"])
-    t26, t05 = t.get("CUBIC 2.6"), t.get("CUBIC, backoff 0.5")
+    t26, t05 = t.get("CUBIC 2.6"), t.get(HALF_BACKOFF)
     inf = math.inf
     slow = t26 is None or t26 > SLOW_S
     source = (inf if t26 is None else t26) >= (inf if t05 is None else t05) + 2 * WINDOW_S and t05 is not None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import RHEE, mean_where, ok_runs, rounded
 from .leith_2007 import (
+    HALF_BACKOFF,
     LOW_UTILISATION,
     SLOW_S,
     UNFAIR,
@@ -288,21 +289,23 @@ def _settle_convergence(values: Mapping[str, Values]) -> str:
     tb = b2_times(values["B2"])
     tc = c1_times(values["C1"])
     b2 = tb.get("CUBIC 2.6")
-    c1, c1_small = tc.get(1.0), tc.get(0.2)
+    b2_inf = math.inf if b2 is None else b2
+
+    def fast(t: float | None) -> str:
+        if t is None:
+            return "does not converge within the run"
+        good = "converges within 100 s" if t <= SLOW_S else "takes more than 100 s"
+        much = "at least twice as fast as" if t * MUCH_FASTER <= b2_inf else "not twice as fast as"
+        return f"{good}, {much} in B2"
+
     slow = b2 is None or b2 > SLOW_S
-    fast = c1 is not None and c1 <= SLOW_S and (b2 is None or c1 * MUCH_FASTER <= b2)
-    side = (
-        "both sides hold, each under its own conditions: the background traffic and the buffer decide"
-        if slow and fast
-        else "Leith et al.'s side" if slow
-        else "Rhee's side" if fast
-        else "neither side as stated"
-    )
     return (
         f"with Leith et al.'s 200 web sessions (20 % BDP) the second CUBIC 2.6 flow needs {fmt_time(b2)} to reach "
-        f"80 % of the first's rate (ensemble mean); with Rhee's SURGE mix {fmt_time(c1)} at his 100 % BDP buffer and "
-        f"{fmt_time(c1_small)} at B2's 20 %; backoff 0.5 in B2's setup: {fmt_time(tb.get('CUBIC, backoff 0.5'))}, "
-        f"today's Linux CUBIC: {fmt_time(tb.get('CUBIC (Linux today)'))}. ccarena's model supports {side}."
+        f"80 % of the first's rate (ensemble mean): slow by B2's measure (more than 100 s): {'yes' if slow else 'no'}. "
+        f"With Rhee's SURGE mix it needs {fmt_time(tc.get(1.0))} at his 100 % BDP buffer ({fast(tc.get(1.0))}) and "
+        f"{fmt_time(tc.get(0.2))} at B2's 20 % ({fast(tc.get(0.2))}). In B2's setup, CUBIC with backoff 0.5 needs "
+        f"{fmt_time(tb.get(HALF_BACKOFF))}, without fast convergence {fmt_time(tb.get('CUBIC 2.6, fast convergence off'))}"
+        f", today's Linux CUBIC {fmt_time(tb.get('CUBIC (Linux today)'))}."
     )
 
 
