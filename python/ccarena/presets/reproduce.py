@@ -95,6 +95,11 @@ def _section(preset: Preset, quick: bool, fig: object, verdict: Verdict, dispute
     return "".join(parts)
 
 
+def _save(fig: object, stem: Path) -> None:
+    fig.savefig(stem.with_suffix(".png"), dpi=110)  # type: ignore[attr-defined]
+    fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})  # type: ignore[attr-defined]
+
+
 def reproduce(
     preset: Preset,
     *,
@@ -106,8 +111,8 @@ def reproduce(
 ) -> Reproduction:
     """Runs the preset's campaign (resuming one already in ``out``) and, when the preset is one side
     of a dispute, the other sides' campaigns beside it; draws the paper's figure next to the report
-    (``figure-ID.png`` and ``.svg``), judges the claim and writes the report with the figure, the
-    verdict and the dispute in it."""
+    (``figure-ID.png`` and ``.svg``; the other sides' in their folders), judges the claim and writes
+    the report with the figure, the verdict and the dispute in it."""
     from . import get
     from .disputes import dispute_of
 
@@ -133,10 +138,13 @@ def reproduce(
         values[p.id] = measure_into(p, oc)
     import matplotlib.pyplot as plt
 
+    for p in involved[1:]:
+        other = p.figure(others[p.id])
+        _save(other, others[p.id].path / f"figure-{p.id.lower()}")
+        plt.close(other)
     fig = preset.figure(c)
     stem = folder / f"figure-{preset.id.lower()}"
-    fig.savefig(stem.with_suffix(".png"), dpi=110)
-    fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
+    _save(fig, stem)
     verdict = preset.verdict(values)
     said = d.settle(values) if d is not None else ""
     section = _section(preset, quick, fig, verdict, said)
