@@ -140,6 +140,17 @@ def c4_rows(cubic_pair: float, htcp_pair: float, cubic_mixed: float, htcp_mixed:
     return rows
 
 
+def test_c4_compares_each_pair_with_newreno_against_the_same_long_rtt() -> None:
+    """The NewReno pair at 160 ms and NewReno against NewReno at 162 ms are different runs: a CUBIC
+    pair as fair as the first is judged against the first only."""
+    rows = c4_rows(10, 10, 10, 10)
+    for r in rows:
+        if r["short"] == "NewReno" and r["long_rtt"] == "162ms":
+            r["ratio"] = 100.0
+    v = get("C4").verdict({"C4": {"runs": rows}})
+    assert [p.holds for p in v.parts] == [True, True, False, False]
+
+
 def test_c4_needs_cubic_and_htcp_as_rtt_fair_as_newreno() -> None:
     assert word("C4", {"C4": {"runs": c4_rows(11, 9, 12, 8)}}) == "reproduced"
     assert word("C4", {"C4": {"runs": c4_rows(1, 40, 30, 2)}}) == "not reproduced"

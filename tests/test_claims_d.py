@@ -45,12 +45,24 @@ def d3_values(hs_tcp_share: float = 0.1, pair_min_share: float = 0.47) -> Values
     runs = []
     for k in range(5):
         runs.append(
-            {"pair": "HSTCP + TCP", "repeat": k, "rate_0_mbps": 45.0, "rate_1_mbps": 5.0,
-             "tcp_share": hs_tcp_share, "min_share": hs_tcp_share}
+            {
+                "pair": "HSTCP + TCP",
+                "repeat": k,
+                "rate_0_mbps": 45.0,
+                "rate_1_mbps": 5.0,
+                "tcp_share": hs_tcp_share,
+                "min_share": hs_tcp_share,
+            }
         )
         runs.append(
-            {"pair": "TCP + TCP", "repeat": k, "rate_0_mbps": 26.0, "rate_1_mbps": 24.0,
-             "tcp_share": 1 - pair_min_share if k % 2 else pair_min_share, "min_share": pair_min_share}
+            {
+                "pair": "TCP + TCP",
+                "repeat": k,
+                "rate_0_mbps": 26.0,
+                "rate_1_mbps": 24.0,
+                "tcp_share": 1 - pair_min_share if k % 2 else pair_min_share,
+                "min_share": pair_min_share,
+            }
         )
     return {"runs": runs}
 
@@ -87,8 +99,16 @@ def d6_values(small: dict[tuple[str, str], tuple[float, float]] | None = None) -
     for (cc, q), (u, j) in at.items():
         for b in (0.1, 0.2, 0.5, 1.0):
             for k in range(2):
-                runs.append({"cc": cc, "qdisc": q, "buffer_bdp": b, "repeat": k,
-                             "util": u if b == 0.1 else 1.0, "jain": j if b == 0.1 else 0.99})
+                runs.append(
+                    {
+                        "cc": cc,
+                        "qdisc": q,
+                        "buffer_bdp": b,
+                        "repeat": k,
+                        "util": u if b == 0.1 else 1.0,
+                        "jain": j if b == 0.1 else 0.99,
+                    }
+                )
     return {"runs": runs}
 
 
@@ -96,9 +116,7 @@ def d7_values(minmax: dict[int, float] | None = None, util: dict[int, float] | N
     mm = minmax or {0: 0.6, 1: 0.5, 5: 0.4, 10: 0.3}
     ut = util or {0: 0.99, 1: 0.98, 5: 0.95, 10: 0.93}
     return {
-        "runs": [
-            {"reverse": n, "repeat": k, "util": ut[n], "minmax": mm[n], "jain": 0.9} for n in mm for k in range(3)
-        ]
+        "runs": [{"reverse": n, "repeat": k, "util": ut[n], "minmax": mm[n], "jain": 0.9} for n in mm for k in range(3)]
     }
 
 

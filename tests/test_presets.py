@@ -235,9 +235,8 @@ def _small_campaign(out: Path, repeat: int) -> object:
 def test_ensemble_band_stays_within_what_the_link_carries(tmp_path: Path) -> None:
     """With 5 repeats the ensemble draws the mean and its 95 % band, clipped to 0 and the link's
     10 Mbit/s; with 3 it draws every run under the mean and no band."""
-    from matplotlib.collections import PolyCollection
-
     from ccarena.presets.figures import ensemble
+    from matplotlib.collections import PolyCollection
 
     fig = ensemble(_small_campaign(tmp_path / "five", 5), "point", str, ylabel="Mbit/s")
     bands = [c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]

@@ -17,7 +17,18 @@ from .experiments import PRESETS
 from .registry import VERDICTS, Dispute, Part, Preset, Verdict
 from .reproduce import PresetUnavailable, Reproduction, reproduce
 
-__all__ = ["PRESETS", "VERDICTS", "Dispute", "Part", "Preset", "Verdict", "PresetUnavailable", "Reproduction", "get", "reproduce"]
+__all__ = [
+    "PRESETS",
+    "VERDICTS",
+    "Dispute",
+    "Part",
+    "Preset",
+    "PresetUnavailable",
+    "Reproduction",
+    "Verdict",
+    "get",
+    "reproduce",
+]
 
 
 def get(preset_id: str) -> Preset:

@@ -33,7 +33,7 @@ __all__ = [
 
 RHEE_XU = 'I. Rhee and L. Xu, "CUBIC: a new TCP-friendly high-speed TCP variant", PFLDnet 2005 (talk)'
 LEITH = 'D. J. Leith, R. N. Shorten and G. McCullagh, "Experimental evaluation of Cubic TCP", PFLDnet 2007 (slides)'
-RHEE = 'I. Rhee, "Rebuttal to \'Experimental Evaluation of Cubic-TCP\' by Leith, Shorten and McCullagh", 2007'
+RHEE = "I. Rhee, \"Rebuttal to 'Experimental Evaluation of Cubic-TCP' by Leith, Shorten and McCullagh\", 2007"
 LEE = 'J. W. Lee and G. Chuvpilo, "A simulation based comparison between HighSpeed TCP and XCP", MIT 6.829, 2002 (talk)'
 LIN = 'Z. Lin, "Cubic vs BBR in the cloud", CSE 222A project report, 2024'
 

@@ -123,7 +123,7 @@ def ensemble(
                 from ..analysis.stats import t_quantile
 
                 half = [
-                    t_quantile(0.975, k - 1) * s / math.sqrt(k) if k > 1 and s == s else 0.0
+                    t_quantile(0.975, k - 1) * s / math.sqrt(k) if k > 1 and not math.isnan(s) else 0.0
                     for s, k in zip(agg["std"], agg["count"], strict=True)
                 ]
                 lo = [max(0.0, m - h) for m, h in zip(agg["mean"], half, strict=True)]

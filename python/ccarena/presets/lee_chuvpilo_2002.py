@@ -504,7 +504,7 @@ def fill_time_rtts(rates: pd.DataFrame, stop_s: float, link_bps: float, rtt_s: f
 
 def _stop_s(row: pd.Series) -> float:
     v = row.get("responsiveness.events[0].stop_s")
-    return float(v) if v is not None and v == v else STOP_S
+    return float(v) if v is not None and not math.isnan(float(v)) else STOP_S
 
 
 def _d5_runs(c: Campaign) -> list[tuple[pd.Series, pd.DataFrame, float | None]]:

@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .common import LEITH, MBPS, buffer_label, cc_col, ok_runs, percent_bdp, records, rounded
-from .figures import curves, ensemble, new_figure, traces
+from .common import LEITH, MBPS, buffer_label, ok_runs, percent_bdp, records, rounded
+from .figures import curves, new_figure
 from .measures import column, cov, per_run, ratio
 from .registry import Part, Preset, Values
 
@@ -543,8 +543,8 @@ def b6_judge(values: Mapping[str, Values]) -> list[Part]:
 
 
 def rtt_ratio_figure(rows: Sequence[Mapping[str, Any]], ylabel: str) -> Any:
-    """Throughput ratio per start order, one panel per case (rate and buffer), one bar per pair of
-    algorithms, each run a dot."""
+    """Throughput ratio (second half, at the bottleneck) per start order, one panel per case (rate
+    and buffer), one bar per pair of algorithms, each run a dot."""
     import pandas as pd
 
     df = pd.DataFrame(rows)
@@ -567,13 +567,13 @@ def rtt_ratio_figure(rows: Sequence[Mapping[str, Any]], ylabel: str) -> Any:
         ax.axhline(1.0, color="k", lw=0.6)
         ax.set_title(case, fontsize=9)
         ax.legend(fontsize=7)
-    axes[0].set_ylabel(ylabel)
+    axes[0].set_ylabel(f"throughput ratio: {ylabel}")
     fig.tight_layout()
     return fig
 
 
 def b6_figure(c: Campaign) -> Any:
-    return rtt_ratio_figure(rtt_records(c), "throughput 16 ms flow / 160 ms flow (second half)")
+    return rtt_ratio_figure(rtt_records(c), "16 ms flow / 160 ms flow")
 
 
 _CUBIC_26 = {"beta": 0.8, "hystart": False}
@@ -607,6 +607,13 @@ B_SERIES = [
         "0.8 backoff (standard TCP: 0.5) releases bandwidth slowly",
         where='slides "Symmetric conditions (2 flows)" (third), "Source of slow convergence", summary',
         reported="no convergence time; ensemble average of 20 runs at 250 Mbit/s, 200 ms",
+        cause=(
+            "in ccarena's model the second flow reaches 80 % of the first's rate 60 s (300 RTTs) after it starts,"
+            " inside the 100 s the check calls slow, though the backoff of 0.8 does slow it (10 s with 0.5, 150 s"
+            " without fast convergence); the slides give no time to compare with. Likeliest cause, a model limit:"
+            " ccarena's senders are ACK-clocked and send no line-rate (TSO) bursts, so the web traffic's drops "
+            "fall on both flows in proportion to their rates; not established"
+        ),
         figure=b2_figure,
         measure=b2_measure,
         judge=b2_judge,
@@ -649,6 +656,12 @@ B_SERIES = [
         "50 % of capacity (two flows, 10 and 250 Mbit/s, RTT 100 ms)",
         where='slide "Link utilisation" and the summary slide',
         reported="about 50 % utilisation below 30 % BDP at 250 Mbit/s",
+        cause=(
+            "two ACK-clocked flows keep the link busy at 2-20 % of the BDP (CUBIC 2.6: 0.95 to 1.00; Reno 0.80 to"
+            " 0.87); Rhee could not recreate the figure on his testbed either (C3). Likeliest cause of the "
+            "slides' 50 %, a model limit: ccarena's senders send no line-rate (TSO) bursts into the small queue; "
+            "not established"
+        ),
         figure=b5_figure,
         measure=b5_measure,
         judge=b5_judge,
@@ -669,10 +682,20 @@ B_SERIES = [
         "quantisation matters",
         where='slides "RTT Unfairness" (three) and the summary slide',
         reported="no numbers; RTTs 16 ms and 160 ms",
+        cause=(
+            "at 250 Mbit/s two CUBIC 2.6 flows end at the same split in either order (1.14 and 1.17 over the last"
+            " 300 s): CUBIC's growth in real time brings both flows to one cycle within the first 300 s. The runs"
+            " draw no random numbers and have no background traffic; whether a testbed's timing noise keeps the "
+            "flows in the state the start left them is not established"
+        ),
         figure=b6_figure,
         measure=b6_measure,
         judge=b6_judge,
-        quick={"duration": "300s", "sweep.topology.bottleneck.rate": ["1Mbps"], "sweep.topology.bottleneck.buffer": ["13KB"]},
+        quick={
+            "duration": "300s",
+            "sweep.topology.bottleneck.rate": ["1Mbps"],
+            "sweep.topology.bottleneck.buffer": ["13KB"],
+        },
     ),
     Preset(
         "B7",

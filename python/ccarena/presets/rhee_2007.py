@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .common import RHEE, mean_where, ok_runs, rounded
+from .figures import new_figure
 from .leith_2007 import (
     HALF_BACKOFF,
     LOW_UTILISATION,
@@ -28,11 +29,9 @@ from .leith_2007 import (
     order_effect,
     rtt_ratio_figure,
     rtt_records,
-    run_variants,
     small_buffer_utilisation,
     utilisation_records,
 )
-from .figures import new_figure
 from .measures import column, cov
 from .registry import Dispute, Part, Preset, Values
 
@@ -235,17 +234,22 @@ def c4_judge(values: Mapping[str, Values]) -> list[Part]:
     within a factor SAME of NewReno's. With a NewReno flow at 162 ms, CUBIC at 16 ms behaves as
     NewReno at 16 ms would, with 13 KB and with 26 KB, and so does H-TCP ("H-TCP and TCP-NewReno
     behave the same way"): the ratio within SAME of NewReno's."""
-    rows = values["C4"]["runs"]
+    runs = values["C4"]["runs"]
+    rows = [r for r in runs if r["long_rtt"] == "160ms"]
     orders = ("short first", "long first")
     parts = []
-    for name, short in (("two CUBIC flows have NewReno's RTT fairness (13 KB)", "CUBIC 2.6"), (
-        "two H-TCP flows have a similar RTT fairness (13 KB)",
-        "H-TCP",
-    )):
-        pairs = [(o, _ratio_of(rows, short, short, "13 KB", o), _ratio_of(rows, "NewReno", "NewReno", "13 KB", o)) for o in orders]
-        pairs = [(o, a, b) for o, a, b in pairs if not math.isnan(a) and not math.isnan(b) and [
-            r for r in rows if r["short"] == short and r["long"] == short and r["long_rtt"] == "160ms"
-        ]]
+    for name, short in (
+        ("two CUBIC flows have NewReno's RTT fairness (13 KB)", "CUBIC 2.6"),
+        (
+            "two H-TCP flows have a similar RTT fairness (13 KB)",
+            "H-TCP",
+        ),
+    ):
+        pairs = [
+            (o, _ratio_of(rows, short, short, "13 KB", o), _ratio_of(rows, "NewReno", "NewReno", "13 KB", o))
+            for o in orders
+        ]
+        pairs = [(o, a, b) for o, a, b in pairs if not math.isnan(a) and not math.isnan(b)]
         parts.append(
             Part(
                 name,
@@ -253,11 +257,14 @@ def c4_judge(values: Mapping[str, Values]) -> list[Part]:
                 "; ".join(f"{o}: {a:.1f} vs NewReno {b:.1f}" for o, a, b in pairs) or "no runs",
             )
         )
-    mixed = [r for r in rows if r["long"] == "NewReno" and r["long_rtt"] == "162ms"]
-    for name, short in (("CUBIC at 16 ms against NewReno at 162 ms behaves as NewReno (13 and 26 KB)", "CUBIC 2.6"), (
-        "H-TCP at 16 ms against NewReno at 162 ms behaves as NewReno (13 and 26 KB)",
-        "H-TCP",
-    )):
+    mixed = [r for r in runs if r["long"] == "NewReno" and r["long_rtt"] == "162ms"]
+    for name, short in (
+        ("CUBIC at 16 ms against NewReno at 162 ms behaves as NewReno (13 and 26 KB)", "CUBIC 2.6"),
+        (
+            "H-TCP at 16 ms against NewReno at 162 ms behaves as NewReno (13 and 26 KB)",
+            "H-TCP",
+        ),
+    ):
         cells = []
         for buf in ("13 KB", "26 KB"):
             for o in orders:
@@ -279,7 +286,7 @@ def c4_figure(c: Campaign) -> Any:
     rows = c4_rtt_records(c)
     for r in rows:
         r["buffer"] = f"{r['buffer']}, long flow {r['long_rtt']}"
-    return rtt_ratio_figure(rows, "throughput 16 ms flow / long-RTT flow (second half)")
+    return rtt_ratio_figure(rows, "16 ms flow / long-RTT flow")
 
 
 # ---------------------------------------------------------------- the disputes
@@ -313,13 +320,15 @@ def _settle_utilisation(values: Mapping[str, Values]) -> str:
     rows = values["B5"]["runs"] + values["C3"]["runs"]
     u = small_buffer_utilisation(rows, "CUBIC 2.6")
     lo = min(u.values()) if u else float("nan")
-    side = "Leith et al.'s" if u and max(u.values()) <= LOW_UTILISATION else "Rhee's" if u and lo > LOW_UTILISATION else "neither"
-    others = {
-        n: small_buffer_utilisation(rows, n) for n in ("CUBIC (Linux today)", "H-TCP", "Reno")
-    }
-    tail = "; ".join(
-        f"{n} {min(v.values()):.2f}-{max(v.values()):.2f}" for n, v in others.items() if v
+    side = (
+        "Leith et al.'s"
+        if u and max(u.values()) <= LOW_UTILISATION
+        else "Rhee's"
+        if u and lo > LOW_UTILISATION
+        else "neither"
     )
+    others = {n: small_buffer_utilisation(rows, n) for n in ("CUBIC (Linux today)", "H-TCP", "Reno")}
+    tail = "; ".join(f"{n} {min(v.values()):.2f}-{max(v.values()):.2f}" for n, v in others.items() if v)
     return (
         f"the same test (two flows, 250 Mbit/s, 100 ms, no background) on both sides: CUBIC 2.6's utilisation below "
         f"30 % BDP is {', '.join(f'{v:.2f} at {100 * b:g} %' for b, v in u.items())} (B5 and C3 together); "
@@ -332,7 +341,7 @@ def _settle_rtt(values: Mapping[str, Values]) -> str:
     rows = [r for r in values["B6"]["runs"] if r["short"] == "CUBIC 2.6" and r["long"] == "CUBIC 2.6"]
     big = order_effect([r for r in rows if r["rate_bps"] == 250e6])
     small = order_effect([r for r in rows if r["rate_bps"] == 1e6])
-    c4 = values["C4"]["runs"]
+    c4 = [r for r in values["C4"]["runs"] if r["long_rtt"] == "160ms"]
     cu = [_ratio_of(c4, "CUBIC 2.6", "CUBIC 2.6", "13 KB", o) for o in ("short first", "long first")]
     nr = [_ratio_of(c4, "NewReno", "NewReno", "13 KB", o) for o in ("short first", "long first")]
     return (
@@ -405,6 +414,12 @@ C_SERIES = [
         where="items 2 and 3",
         reported="no convergence time; SURGE: 93 % lognormal body (9.357, 1.328), 7 % Pareto tail (133 KB, 1.1), "
         "exponential arrivals of intensity 0.2",
+        cause=(
+            "at Rhee's 100 % BDP buffer the second flow needs 80 s with SURGE traffic, not faster than B2's 60 s "
+            "with Leith et al.'s web sessions; at B2's 20 % BDP buffer with SURGE it converges at once (0 s). In "
+            "ccarena's model the buffer decides more than the multiplexing: with 100 % BDP the first flow keeps a"
+            " window twice the BDP between losses"
+        ),
         figure=c1_figure,
         measure=c1_measure,
         judge=c1_judge,
@@ -420,6 +435,13 @@ C_SERIES = [
         "transmission rates at the router vary much less, so cwnd plots misrepresent fairness",
         where="item 4",
         reported="no numbers; buffer about 6 MB (100 % BDP)",
+        cause=(
+            "with 25 on-off sessions a flow's rate at the router varies with the background load as well as with "
+            "its cwnd: the three flows' total cwnd varies with a CoV of 6-7 % and each flow's share of it 3-7 %, "
+            "but each flow's 1 s rate 8-11 % (repeats 0 and 1). Rhee's argument (the rate stays while a full "
+            "queue absorbs the cwnd's swing) holds for the flows' total window, not for one flow's rate among "
+            "others and background traffic"
+        ),
         figure=c2_figure,
         measure=c2_measure,
         judge=c2_judge,
@@ -449,6 +471,14 @@ C_SERIES = [
         "26 KB, H-TCP and NewReno behave as CUBIC does",
         where="items 10 and 11",
         reported="no numbers; RTTs 16 and 160 ms (162 ms against NewReno), buffers 13 KB and 26 KB",
+        cause=(
+            "at 1 Mbit/s with a 13 KB queue two CUBIC 2.6 flows split the link far more evenly than two NewReno "
+            "flows (16 ms / 160 ms throughput 0.5-0.9 against 2.2): CUBIC grows its window in real time, the same"
+            " per second at either RTT, so it does not behave as TCP here; against a 162 ms NewReno flow CUBIC at"
+            " 16 ms takes 1.3-2.1 times what NewReno at 16 ms does, H-TCP 0.9-2.8 times. Whether Linux 2.6's "
+            "CUBIC, whose per-RTT growth cap ccarena does not model, behaved as TCP at this BDP is not "
+            "established"
+        ),
         figure=c4_figure,
         measure=c4_measure,
         judge=c4_judge,

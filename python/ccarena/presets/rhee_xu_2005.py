@@ -239,8 +239,7 @@ def _friendliness(rows: Sequence[Mapping[str, Any]], other: str, label: Callable
         parts.append(
             Part(
                 f"CUBIC and H-TCP at least as friendly as BIC, HSTCP and STCP at {name} RTT",
-                bool(rtt_set)
-                and all(_ge(mean[a], mean[b]) for a in (CUBIC_2005, "htcp") for b in NOT_NAMED_FRIENDLY),
+                bool(rtt_set) and all(_ge(mean[a], mean[b]) for a in (CUBIC_2005, "htcp") for b in NOT_NAMED_FRIENDLY),
                 f"mean share at {ms(rtt_set)}: "
                 + ", ".join(f"{_name(a)} {_fmt(v)}" for a, v in mean.items())
                 + (f"; not judged: {_name(CUBIC_LINUX)} {_fmt(linux)}" if math.isfinite(linux) else ""),
@@ -467,7 +466,9 @@ def a3_judge(values: Mapping[str, Values]) -> list[Part]:
         Part(
             "CUBIC and FAST fairer than BIC, HSTCP, STCP and H-TCP",
             ok,
-            "mean |e| over " + ", ".join(pair(p) for p in pairs) + ": "
+            "mean |e| over "
+            + ", ".join(pair(p) for p in pairs)
+            + ": "
             + ", ".join(f"{_name(a)} {_fmt(v)}" for a, v in m.items() if a != CUBIC_LINUX)
             + (f"; not judged: Linux's CUBIC today {_fmt(m[CUBIC_LINUX])}" if math.isfinite(m[CUBIC_LINUX]) else ""),
         )
@@ -619,8 +620,7 @@ A_SERIES = [
         claim="Among the high-speed variants evaluated, CUBIC was the most stable (its throughput had the lowest "
         "coefficient of variation); H-TCP had some stability problems, which the authors still meant to confirm "
         "with H-TCP's authors",
-        where="slide 24 (3.5 Evaluation Summary); setup slides 17-20 (3.4 Stability, NS simulation); "
-        "H-TCP: slide 19",
+        where="slide 24 (3.5 Evaluation Summary); setup slides 17-20 (3.4 Stability, NS simulation); H-TCP: slide 19",
         figure=a4_figure,
         measure=a4_measure,
         judge=a4_judge,

@@ -38,7 +38,9 @@ TABLE_END = "<!-- end of the table of published experiments -->"
 def stored_path(p: Preset, backend: str = "sim") -> Path:
     """``scenarios/<paper>/results/<id>.json`` (``<id>-emu.json`` for the kernel's runs through the
     emulator)."""
-    return p.path.parent / "results" / (f"{p.id.lower()}.json" if backend == "sim" else f"{p.id.lower()}-{backend}.json")
+    return (
+        p.path.parent / "results" / (f"{p.id.lower()}.json" if backend == "sim" else f"{p.id.lower()}-{backend}.json")
+    )
 
 
 def _commit() -> str:
