@@ -171,6 +171,32 @@ def test_e_series_fits_the_emulation_backend(preset_id: str) -> None:
         check_spec(run.spec)
 
 
+def test_c3_kernel_form_fits_the_emulation_backend_with_the_26_cubic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """C3's kernel form runs only CUBIC with Linux 2.6's settings: the emulator accepts it when the
+    kernel's tcp_cubic module parameters are 819/1024 and no HyStart, and refuses it with today's."""
+    from ccarena.backends.emu import checks
+    from ccarena.campaign.campaign import plan
+    from ccarena.spec import SpecError
+
+    if "cubic" not in set(checks.kernel_algorithms()):
+        pytest.skip("this kernel lacks cubic")
+    g, _ = plan(get("C3").document(backend="emu"))
+    assert len(g.runs) == 5 and {r.spec.resolved["flows"][0]["cc"] for r in g.runs} == {"cubic"}
+
+    def kernel(beta: int, hystart: int) -> dict:
+        return {
+            "beta": (beta, lambda v: round(float(v) * 1024) == beta, f"{beta}/1024"),
+            "hystart": (hystart, lambda x: bool(x) == bool(hystart), str(hystart)),
+        }
+
+    monkeypatch.setattr(checks, "_cubic_module_params", lambda: kernel(819, 0))
+    for run in g.runs:
+        checks.check_spec(run.spec)
+    monkeypatch.setattr(checks, "_cubic_module_params", lambda: kernel(717, 1))
+    with pytest.raises(SpecError, match="params.beta"):
+        checks.check_spec(g.runs[0].spec)
+
+
 def test_reproduce_command_writes_figure_and_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "e3"
     assert cli.main(["reproduce", "e3", "--quick", "--jobs", "1", "--out", str(out), "--quiet"]) == 0

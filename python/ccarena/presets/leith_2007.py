@@ -628,6 +628,13 @@ B_SERIES = [
         "CUBIC flows occur, extending to hundreds of seconds",
         where='slide "Does slow convergence matter?" (second)',
         reported="no numbers; one time history of 3 flows at 250 Mbit/s, 200 ms",
+        cause=(
+            "no run of three CUBIC 2.6 flows holds a 1.5x split for 100 s at the 100 % BDP buffer Rhee describes "
+            "(longest 0-70 s, in cwnd and in rate alike); the same file at 20 % BDP (ccarena sweep --set "
+            "topology.bottleneck.buffer=0.2bdp, not the preset) gives 120 and 130 s in 2 of 5 runs. Likeliest "
+            "remaining cause, a model limit: ccarena's senders send no line-rate (TSO) bursts, so the on-off "
+            "traffic's drops fall on the flows in proportion to their rates; not established"
+        ),
         figure=b3_figure,
         measure=b3_measure,
         judge=b3_judge,
@@ -642,6 +649,12 @@ B_SERIES = [
         "drop, measured by the coefficient of variation of throughput, is similar for CUBIC and H-TCP",
         where="slides \"Cost of 'missing a drop'\" (four) and the summary slide",
         reported="no numbers in the text",
+        cause=(
+            "CUBIC 2.6's throughput varies 2.3 times as much as H-TCP's (CoV 0.077 against 0.034 over 10 s "
+            "windows); not the buffer, which the slides leave open: at 20 % BDP (ccarena sweep --set "
+            "topology.bottleneck.buffer=0.2bdp, not the preset) 2.6 times (0.135 against 0.053). Why H-TCP's "
+            "throughput varies less in ccarena's model than in the slides' testbed is not established"
+        ),
         figure=b4_figure,
         measure=b4_measure,
         judge=b4_judge,

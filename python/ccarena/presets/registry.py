@@ -127,6 +127,9 @@ class Preset:
     cause: str = ""
     with_: tuple[str, ...] = ()
     quick: Mapping[str, Any] = field(default_factory=dict)
+    kernel: Mapping[str, Any] = field(default_factory=dict)
+    """Overrides of the full form for the kernel's run through the emulator (real time: the
+    campaign file's header states what they leave out and why); empty when the full form runs."""
     needs: tuple[str, ...] = ()
 
     @property
@@ -164,8 +167,9 @@ class Preset:
                     inside = False
         return out
 
-    def document(self, quick: bool = False) -> dict[str, Any]:
-        """The campaign file as a document, in its quick form when asked."""
+    def document(self, quick: bool = False, backend: str = "sim") -> dict[str, Any]:
+        """The campaign file as a document: its quick form when asked, else its kernel form for
+        ``backend = "emu"``."""
         from ..spec.document import read_toml
         from ..spec.errors import SpecError
 
@@ -176,7 +180,9 @@ class Preset:
                 "(set CCARENA_SCENARIOS to it when ccarena is installed elsewhere)",
             )
         raw = read_toml(self.path)
-        return quick_document(raw, self.quick) if quick else raw
+        if quick:
+            return quick_document(raw, self.quick)
+        return quick_document(raw, self.kernel) if backend == "emu" and self.kernel else raw
 
     def count(self, quick: bool = False) -> int:
         """Runs of the campaign (points × repeats × (1 + baselines)), read from [sweep] without validating."""

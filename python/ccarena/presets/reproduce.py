@@ -110,20 +110,21 @@ def reproduce(
     quiet: bool = True,
 ) -> Reproduction:
     """Runs the preset's campaign (resuming one already in ``out``) and, when the preset is one side
-    of a dispute, the other sides' campaigns beside it; draws the paper's figure next to the report
+    of a dispute, the other sides' campaigns beside it (in the simulator only: on the kernel the
+    preset's own claim is judged, on its kernel form); draws the paper's figure next to the report
     (``figure-ID.png`` and ``.svg``; the other sides' in their folders), judges the claim and writes
     the report with the figure, the verdict and the dispute in it."""
     from . import get
     from .disputes import dispute_of
 
-    d = dispute_of(preset.id)
-    involved = [preset] + [get(i) for i in (d.ids if d else preset.with_) if i != preset.id]
+    d = dispute_of(preset.id) if backend == "sim" else None
+    involved = [preset] + [get(i) for i in (d.ids if d else preset.with_) if i != preset.id and backend == "sim"]
     for p in involved:
         missing = p.missing()
         if missing:
             raise PresetUnavailable(f"{p.id} needs {', '.join(missing)}, which this ccarena does not have yet")
     folder = Path(out) if out is not None else default_out(preset, quick, backend)
-    c = sweep(preset.document(quick), out=folder, jobs=jobs, backend=backend, quiet=quiet)
+    c = sweep(preset.document(quick, backend), out=folder, jobs=jobs, backend=backend, quiet=quiet)
     values: dict[str, Values] = {preset.id: measure_into(preset, c)}
     others: dict[str, Campaign] = {}
     for p in involved[1:]:

@@ -459,6 +459,11 @@ C_SERIES = [
         figure=b5_figure,
         measure=c3_measure,
         judge=c3_judge,
+        kernel={
+            "sweep.flows[0].cc": ["cubic"],
+            "sweep.flows[0].params": [{"beta": 0.8, "hystart": False}],
+            "sweep.repeat": 1,
+        },
         quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp"]},
     ),
     Preset(
