@@ -171,16 +171,20 @@ def test_e_series_fits_the_emulation_backend(preset_id: str) -> None:
         check_spec(run.spec)
 
 
-def test_c3_kernel_form_fits_the_emulation_backend_with_the_26_cubic(monkeypatch: pytest.MonkeyPatch) -> None:
-    """C3's kernel form runs only CUBIC with Linux 2.6's settings: the emulator accepts it when the
-    kernel's tcp_cubic module parameters are 819/1024 and no HyStart, and refuses it with today's."""
+@pytest.mark.parametrize("preset_id", ["B5", "C3"])
+def test_kernel_forms_fit_the_emulation_backend_with_the_26_cubic(
+    preset_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B5's and C3's kernel forms run only CUBIC with Linux 2.6's settings: the emulator accepts them
+    when the kernel's tcp_cubic module parameters are 819/1024 and no HyStart, and refuses them with
+    today's."""
     from ccarena.backends.emu import checks
     from ccarena.campaign.campaign import plan
     from ccarena.spec import SpecError
 
     if "cubic" not in set(checks.kernel_algorithms()):
         pytest.skip("this kernel lacks cubic")
-    g, _ = plan(get("C3").document(backend="emu"))
+    g, _ = plan(get(preset_id).document(backend="emu"))
     assert len(g.runs) == 5 and {r.spec.resolved["flows"][0]["cc"] for r in g.runs} == {"cubic"}
 
     def kernel(beta: int, hystart: int) -> dict:

@@ -678,6 +678,13 @@ B_SERIES = [
         figure=b5_figure,
         measure=b5_measure,
         judge=b5_judge,
+        kernel={
+            "sweep.topology.bottleneck.rate": ["250Mbps"],
+            "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.05bdp", "0.1bdp", "0.2bdp", "0.3bdp"],
+            "sweep.flows[0].cc": ["cubic"],
+            "sweep.flows[0].params": [{"beta": 0.8, "hystart": False}],
+            "sweep.repeat": 1,
+        },
         quick={
             "duration": "60s",
             "sweep.repeat": 1,
