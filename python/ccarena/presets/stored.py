@@ -44,19 +44,37 @@ def stored_path(p: Preset, backend: str = "sim") -> Path:
 
 
 def _commit() -> str:
+    """The checkout's commit (12 hex digits), with "-dirty" when tracked files differ from it;
+    the files a full run writes itself (README.md and the stored results) do not count."""
     here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, check=True, timeout=10)
+        return out.stdout.strip()
+
     try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
-            cwd=here,
+        head = git("rev-parse", "--short=12", "HEAD")
+        top = Path(git("rev-parse", "--show-toplevel"))
+        changed = subprocess.run(
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":(exclude)README.md",
+                ":(exclude)scenarios/*/results/*",
+            ],
+            cwd=top,
             capture_output=True,
             text=True,
             check=True,
             timeout=10,
-        )
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    return out.stdout.strip() or "unknown"
+    return head + ("-dirty" if changed else "") if head else "unknown"
 
 
 def save(
