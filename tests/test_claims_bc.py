@@ -204,3 +204,20 @@ def test_b1_and_b7_are_figures_only() -> None:
     """The slides state the grid (B1) and show the friendliness figure (B7) without a result."""
     assert get("B1").verdict({}).word == "figure only"
     assert get("B7").verdict({}).word == "figure only"
+
+
+def test_the_rtt_and_cwnd_disputes_say_which_parts_hold() -> None:
+    b6 = rtt_rows("CUBIC 2.6", "CUBIC 2.6", 2.0, 6.0, 250e6) + rtt_rows("CUBIC 2.6", "CUBIC 2.6", 3.0, 3.1)
+    said = dispute_of("B6").settle({"B6": {"runs": b6}, "C4": {"runs": c4_rows(11, 9, 12, 8)}})  # type: ignore[union-attr]
+    assert "start order at large windows (250 Mbit/s): holds" in said
+    assert "start order at small windows (1 Mbit/s, 13 KB): does not hold" in said
+    assert "two CUBIC flows have NewReno's RTT fairness (13 KB): holds" in said
+    values = {
+        "B3": {"runs": stretch_rows([200, 150, 300], [20, 10, 30])},
+        "B4": {"runs": cov_rows(0.1, 0.11)},
+        "C2": {"flows": [{"repeat": 0, "flow": f, "cov_cwnd": 0.3, "cov_rate": 0.05} for f in range(3)]},
+    }
+    said = dispute_of("C2").settle(values)  # type: ignore[union-attr]
+    assert "sustained for 100 s or more in cwnd: holds" in said
+    assert "in rate at the bottleneck: does not hold" in said
+    assert "are similar (CoV of throughput): holds" in said and "than rates at the router: holds" in said

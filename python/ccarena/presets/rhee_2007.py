@@ -337,7 +337,13 @@ def _settle_utilisation(values: Mapping[str, Values]) -> str:
     )
 
 
+def _holds(parts: Sequence[Part]) -> str:
+    return "; ".join(f"{p.name}: {'holds' if p.holds else 'does not hold'}" for p in parts)
+
+
 def _settle_rtt(values: Mapping[str, Values]) -> str:
+    from .leith_2007 import b6_judge
+
     rows = [r for r in values["B6"]["runs"] if r["short"] == "CUBIC 2.6" and r["long"] == "CUBIC 2.6"]
     big = order_effect([r for r in rows if r["rate_bps"] == 250e6])
     small = order_effect([r for r in rows if r["rate_bps"] == 1e6])
@@ -345,29 +351,27 @@ def _settle_rtt(values: Mapping[str, Values]) -> str:
     cu = [_ratio_of(c4, "CUBIC 2.6", "CUBIC 2.6", "13 KB", o) for o in ("short first", "long first")]
     nr = [_ratio_of(c4, "NewReno", "NewReno", "13 KB", o) for o in ("short first", "long first")]
     return (
-        f"16 ms / 160 ms throughput of two CUBIC 2.6 flows, 16 ms flow first vs 160 ms flow first: {big[0]:.2f} vs "
-        f"{big[1]:.2f} at 250 Mbit/s (B6: the order {'matters' if big[2] else 'does not matter'} by its measure), "
-        f"{small[0]:.2f} vs {small[1]:.2f} at 1 Mbit/s with 13 KB ({'matters' if small[2] else 'does not matter'}); "
-        f"at 13 KB, measured at the router, CUBIC's ratio is {cu[0]:.1f} / {cu[1]:.1f} and NewReno's "
-        f"{nr[0]:.1f} / {nr[1]:.1f} (C4: the same when within a factor {SAME:g}). Leith et al.'s start-order "
-        "dependence and Rhee's 'CUBIC behaves as TCP at a tiny BDP' concern different quantities; the table's "
-        "verdicts of B6 and C4 say which holds where."
+        f"Leith et al. (B6), 16 ms / 160 ms throughput of two CUBIC 2.6 flows with the 16 ms flow first and with "
+        f"the 160 ms flow first: {small[0]:.2f} and {small[1]:.2f} at 1 Mbit/s with 13 KB, {big[0]:.2f} and "
+        f"{big[1]:.2f} at 250 Mbit/s; {_holds(b6_judge(values))}. Rhee (C4), at the tiny BDP measured at the "
+        f"router: two CUBIC flows {cu[0]:.1f} and {cu[1]:.1f}, two NewReno flows {nr[0]:.1f} and {nr[1]:.1f}; "
+        f"{_holds(c4_judge(values))}."
     )
 
 
 def _settle_cwnd(values: Mapping[str, Values]) -> str:
+    from .leith_2007 import b3_judge, b4_judge
+
     b3 = [r for r in values["B3"]["runs"] if r["variant"] == "CUBIC 2.6"]
     cw = [float(r["cwnd_s"]) for r in b3]
     rt = [float(r["rate_s"]) for r in b3]
     rs = c2_ratios(values["C2"])
-    b4 = values["B4"]["runs"]
     return (
-        f"three CUBIC 2.6 flows with 25 on-off sessions (B3): the longest stretch with one flow {UNFAIR:g}x another "
-        f"is {statistics.median(cw):.0f} s (median of runs) in cwnd and {statistics.median(rt):.0f} s in rate at the "
-        f"router; in C2's runs a flow's rate varies {statistics.median(rs):.2f}x as much as its cwnd (median); the "
-        f"missed-drop CoV of throughput (B4): CUBIC 2.6 {mean_where(b4, 'cov', variant='CUBIC 2.6'):.3f}, H-TCP "
-        f"{mean_where(b4, 'cov', variant='H-TCP'):.3f}. Where cwnd and rate disagree, Rhee's point (judge fairness "
-        "at the router) decides what the cwnd plots show."
+        f"Leith et al. (B3, three CUBIC 2.6 flows with 25 on-off sessions): the longest stretch with one flow "
+        f"{UNFAIR:g}x another lasts {statistics.median(cw):.0f} s (median of runs) in cwnd and "
+        f"{statistics.median(rt):.0f} s in rate at the router; {_holds(b3_judge(values))}. B4: "
+        f"{_holds(b4_judge(values))}. Rhee (C2, the same setup): a flow's rate varies {statistics.median(rs):.2f}x "
+        f"as much as its cwnd (median); {_holds(c2_judge(values))}."
     )
 
 
