@@ -3,7 +3,8 @@
 #   make test         build, then run every test (cargo and pytest)
 #   make bench        engine packets per second on fixed scenarios
 #   make fuzz         2000 fuzzed experiment files through ccarena run
-#   make reproduce-all every full preset of scenarios/<paper>/ and the README's table of published experiments
+#   make reproduce-all every full preset of scenarios/<paper>/, stored in scenarios/<paper>/results/, and the
+#                      README's table of published experiments made from the stored results
 #   make emu-deps     what the emulation backend needs from the system (iproute2), if missing
 #   make browser-deps what the report test needs from the system (chromium, chromedriver), if missing
 
@@ -65,6 +66,8 @@ fuzz: $(STAMP)
 	PROPTEST_CASES=30000 PROPTEST_RNG_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') \
 		cargo test --release -p ccarena-sim --test config_boundary -- --nocapture
 # Every full preset (B1 takes about 15 min with 2 jobs; each campaign resumes where it stopped), then the table.
+# The kernel's runs, as root and in real time (about an hour; B5 and C3 need tcp_cubic's 2.6 settings, see
+# their files): $(PY) bench/reproduce_all.py E1 E2 E3 B5 C3 --backend emu --jobs 1
 reproduce-all: $(STAMP)
 	$(PY) bench/reproduce_all.py --jobs 2
 
