@@ -29,6 +29,7 @@ __all__ = [
     "percent_bdp",
     "records",
     "rounded",
+    "share_curves",
 ]
 
 RHEE_XU = 'I. Rhee and L. Xu, "CUBIC: a new TCP-friendly high-speed TCP variant", PFLDnet 2005 (talk)'
@@ -116,6 +117,27 @@ def bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) 
     ax.set_ylabel(ylabel)
     fig.tight_layout()
     return fig
+
+
+def share_curves(df: pd.DataFrame, ylabel: str) -> Any:
+    """Standard TCP's share (column ``tcp_share``) against the bottleneck's rate, one line per
+    ``algorithm``, one panel per RTT: the TCP-friendliness figure of Rhee and Xu (2005) and of
+    Leith et al. (2007)."""
+    from .figures import curves
+
+    return curves(
+        df,
+        column(df, "topology.bottleneck.rate"),
+        "tcp_share",
+        "algorithm",
+        panels=column(df, "topology.rtt"),
+        xlabel="bottleneck (Mbit/s)",
+        ylabel=ylabel,
+        scale_x=MBPS,
+        logx=True,
+        ylim=(0, 1.0),
+        panel_title=lambda v: f"RTT {v * 1e3:g} ms",
+    )
 
 
 def sorted_unique(xs: Sequence[Any]) -> list[Any]:

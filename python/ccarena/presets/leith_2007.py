@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .common import LEITH, MBPS, buffer_label, ok_runs, percent_bdp, records, rounded
+from .common import LEITH, MBPS, buffer_label, ok_runs, percent_bdp, records, rounded, share_curves
 from .figures import curves, new_figure
 from .measures import column, cov, per_run, ratio
 from .registry import Part, Preset, Values
@@ -224,19 +224,7 @@ def b7_figure(c: Campaign) -> Any:
     df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
     df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
     df["algorithm"] = run_variants(c, df)
-    return curves(
-        df,
-        column(df, "topology.bottleneck.rate"),
-        "tcp_share",
-        "algorithm",
-        panels=column(df, "topology.rtt"),
-        xlabel="bottleneck (Mbit/s)",
-        ylabel="standard TCP's share, second half (0.5 = fair)",
-        scale_x=MBPS,
-        logx=True,
-        ylim=(0, 1.0),
-        panel_title=lambda v: f"RTT {v * 1e3:g} ms",
-    )
+    return share_curves(df, "standard TCP's share, second half (0.5 = fair)")
 
 
 # ---------------------------------------------------------------- B3 and B4: unfairness and variation (with C2)

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .common import MBPS, RHEE_XU, mean_where, records
+from .common import MBPS, RHEE_XU, mean_where, records, share_curves
 from .figures import curves, new_figure
 from .measures import column, per_run, ratio, share, window_cov
 from .registry import Part, Preset, Values
@@ -172,19 +172,7 @@ def a1_figure(c: Campaign) -> Any:
     df = _shares(c)
     df["algorithm"] = [_name(a) for a in df["alg"]]
     df = df.set_index("alg").loc[_order(df["alg"])].reset_index()
-    fig = curves(
-        df,
-        column(df, "topology.bottleneck.rate"),
-        "tcp_share",
-        "algorithm",
-        panels=column(df, "topology.rtt"),
-        xlabel="bottleneck (Mbit/s)",
-        ylabel="standard TCP's share of throughput",
-        scale_x=MBPS,
-        logx=True,
-        ylim=(0, 1.0),
-        panel_title=lambda v: f"RTT {v * 1e3:g} ms",
-    )
+    fig = share_curves(df, "standard TCP's share of throughput")
     rates = sorted(df[column(df, "topology.bottleneck.rate")].unique())
     for ax in fig.axes:
         ax.axhline(GOOD_SHARE, color="k", ls="--", lw=0.8)
