@@ -114,11 +114,12 @@ def reproduce(
     preset's own claim is judged, on its kernel form); draws the paper's figure next to the report
     (``figure-ID.png`` and ``.svg``; the other sides' in their folders), judges the claim and writes
     the report with the figure, the verdict and the dispute in it."""
-    from . import get
     from .disputes import dispute_of
+    from .experiments import PRESETS
 
+    by_id = {p.id: p for p in PRESETS}
     d = dispute_of(preset.id) if backend == "sim" else None
-    involved = [preset] + [get(i) for i in (d.ids if d else preset.with_) if i != preset.id and backend == "sim"]
+    involved = [preset] + [by_id[i] for i in (d.ids if d else preset.with_) if i != preset.id and backend == "sim"]
     for p in involved:
         missing = p.missing()
         if missing:
