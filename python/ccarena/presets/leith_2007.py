@@ -658,10 +658,12 @@ B_SERIES = [
         where='slide "Link utilisation" and the summary slide',
         reported="about 50 % utilisation below 30 % BDP at 250 Mbit/s",
         cause=(
-            "two ACK-clocked flows keep the link busy at 2-20 % of the BDP (CUBIC 2.6: 0.95 to 1.00; Reno 0.80 to"
-            " 0.87); Rhee could not recreate the figure on his testbed either (C3). Likeliest cause of the "
-            "slides' 50 %, a model limit: ccarena's senders send no line-rate (TSO) bursts into the small queue; "
-            "not established"
+            "two flows keep the link busy at 2-20 % of the BDP: in ccarena's simulator (CUBIC 2.6: 0.95 to 1.00; "
+            "Reno 0.80 to 0.87) and on Linux's TCP with TSO through ccarena's emulator (CUBIC with the 2.6 "
+            "settings: 0.81 to 1.00), and Rhee could not recreate the figure on his testbed either (C3). The "
+            "cause of the slides' 50 % is not established: what differs from their testbed (its NICs, the "
+            "2.6.19-2.6.21 kernel's CUBIC, whose per-RTT growth cap ccarena does not model) is not in either of "
+            "ccarena's backends"
         ),
         figure=b5_figure,
         measure=b5_measure,

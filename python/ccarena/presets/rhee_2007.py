@@ -332,8 +332,9 @@ def _settle_utilisation(values: Mapping[str, Values]) -> str:
     return (
         f"the same test (two flows, 250 Mbit/s, 100 ms, no background) on both sides: CUBIC 2.6's utilisation below "
         f"30 % BDP is {', '.join(f'{v:.2f} at {100 * b:g} %' for b, v in u.items())} (B5 and C3 together); "
-        f"{tail}. Against the bound of 60 %, ccarena's model supports {side} side. It has no line-rate sender "
-        "bursts (TSO), which a testbed has (see B5's deviations)."
+        f"{tail}. Against the bound of 60 %, ccarena's simulator supports {side} side. Its senders send no "
+        "line-rate (TSO) bursts; the kernel's runs of the same case through the emulator do (B5's and C3's kernel "
+        "verdicts in the table)."
     )
 
 
