@@ -81,7 +81,7 @@ def save(
     p: Preset, values: Values, *, runs: int, wall_s: float, backend: str = "sim", date: _dt.date | None = None
 ) -> Path:
     """Stores a full run's values with the commit, version, date, runs, wall time and backend."""
-    from .. import __version__
+    from .._version import __version__
 
     doc = {
         "id": p.id,
