@@ -215,7 +215,8 @@ def test_verdict_words_follow_the_parts() -> None:
     yes, no = Part("a", True, "1"), Part("b", False, "2")
     assert Verdict.of([yes, yes]).word == "reproduced"
     v = Verdict.of([yes, no], "a stated cause")
-    assert v.word == "partly" and v.summary() == "partly: does not hold: b (a stated cause)"
+    assert v.word == "partly"
+    assert v.summary() == "partly: does not hold: b (cause stated from the full preset's run: a stated cause)"
     v = Verdict.of([no], "")
     assert v.word == "not reproduced" and "cause not established" in v.summary()
     assert Verdict.of([yes], "unused").cause == ""

@@ -132,5 +132,9 @@ def reproduce_command(args: argparse.Namespace) -> int:
     for part in r.verdict.parts:
         print(f"  {'holds' if part.holds else 'does not hold'}: {part.name}: {part.measured}")
     if r.dispute:
+        from ..presets import get as preset_of
+
+        for other in r.others:
+            print(f"the other side, {other}: {preset_of(other).verdict(r.values).summary()} ({r.others[other].path})")
         print(f"dispute: {r.dispute}")
     return EXIT_FAILED if failed else EXIT_OK

@@ -92,7 +92,9 @@ class Verdict:
         if self.word in ("reproduced", "figure only"):
             return self.word
         missing = "; ".join(p.name for p in self.failing)
-        cause = f" ({self.cause})" if self.cause else " (cause not established)"
+        cause = (
+            f" (cause stated from the full preset's run: {self.cause})" if self.cause else " (cause not established)"
+        )
         if self.word == "partly":
             return f"partly: does not hold: {missing}{cause}"
         return f"not reproduced: {missing}{cause}"
