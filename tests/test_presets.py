@@ -64,6 +64,13 @@ def test_list_shows_every_preset_and_what_it_needs(capsys: pytest.CaptureFixture
         assert str(p.count()) in line
         for need in p.missing():
             assert f"needs: {need}" in line or "needs:" in line
+    from ccarena.presets.stored import stored_values, verdict
+
+    values = stored_values(PRESETS)
+    for p in PRESETS:
+        line = next(ln for ln in out.splitlines() if ln.startswith(p.id + " "))
+        v = verdict(p, values) if p.id in values else None
+        assert line.split("  needs:")[0].endswith("  " + (v.word if v else "-")), line
 
 
 def test_unknown_id_and_missing_feature_are_one_line_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

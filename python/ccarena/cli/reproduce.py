@@ -22,7 +22,8 @@ result). Where the experiment is one side of a dispute between two papers
 (B2/C1, B5/C3, B6/C4, B3/B4/C2), the other side's campaigns run too, beside
 it, and the report says which side ccarena's model supports.
 
-  --list     every experiment: ID, title, runs and estimated wall time here
+  --list     every experiment: ID, title, runs, estimated wall time here and
+             the verdict of its stored full run (scenarios/<paper>/results/)
   --quick    the reduced form (fewer points, repeats and seconds): under a
              minute on 2 cores"""
 
@@ -65,15 +66,21 @@ def _duration(s: float | None) -> str:
 
 def _list(jobs: int) -> None:
     from ..presets import PRESETS
+    from ..presets.stored import stored_values, verdict
 
-    print(f"{'ID':<4} {'title':<52} {'runs':>5} {'est.':>7} {'quick':>5} {'est.':>6}  (estimates with {jobs} jobs)")
+    values = stored_values(PRESETS)
+    print(
+        f"{'ID':<4} {'title':<52} {'runs':>5} {'est.':>7} {'quick':>5} {'est.':>6}  {'stored full run':<15}"
+        f"  (estimates with {jobs} jobs)"
+    )
     for p in PRESETS:
         missing = p.missing()
         est = None if missing else p.estimate_s(jobs=jobs)
         qest = None if missing else p.estimate_s(quick=True, jobs=jobs)
         note = f"  needs: {', '.join(missing)}" if missing else ""
         runs = f"{p.count():>5} {_duration(est):>7} {p.count(quick=True):>5} {_duration(qest):>6}"
-        print(f"{p.id:<4} {p.title[:52]:<52} {runs}{note}")
+        v = verdict(p, values) if p.id in values else None
+        print(f"{p.id:<4} {p.title[:52]:<52} {runs}  {v.word if v else '-':<15}{note}".rstrip())
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
