@@ -52,12 +52,16 @@ def test_variant_names_the_cubic_of_each_era() -> None:
     assert variant("htcp") == "H-TCP"
 
 
-def b2(slow: float, half: float) -> dict[str, Any]:
-    """B2 values: CUBIC 2.6 converging ``slow`` s after the join, backoff 0.5 ``half`` s after."""
+def b2(slow: float, half: float, growth: float = 0.6) -> dict[str, Any]:
+    """B2 values: CUBIC 2.6 converging ``slow`` s after the join, backoff 0.5 ``half`` s after, the
+    late flow's window growing ``growth`` times as fast as the early flow's."""
     return {
         "late_start_s": 100.0,
         "windows": windows("CUBIC 2.6", {100: 0.3, 100 + slow: 0.95})
         + windows(HALF_BACKOFF, {100: 0.3, 100 + half: 0.95}),
+        "growth": [
+            {"variant": "CUBIC 2.6", "repeat": i, "early_pps": 10.0, "late_pps": 10.0 * growth} for i in range(3)
+        ],
     }
 
 
@@ -71,9 +75,12 @@ def word(pid: str, values: dict[str, Any]) -> str:
 
 def test_b2_needs_slow_convergence_and_the_backoff_as_its_source() -> None:
     assert word("B2", {"B2": b2(200, 50)}) == "reproduced"
-    assert word("B2", {"B2": b2(40, 40)}) == "not reproduced"  # fast, and no slower than with backoff 0.5
+    # fast, no slower than with backoff 0.5, and the late flow growing as fast as the first
+    assert word("B2", {"B2": b2(40, 40, 1.0)}) == "not reproduced"
     v = get("B2").verdict({"B2": b2(200, 200)})
-    assert v.word == "partly" and [p.holds for p in v.parts] == [True, False]
+    assert v.word == "partly" and [p.holds for p in v.parts] == [True, True, False]
+    v = get("B2").verdict({"B2": b2(200, 50, 0.9)})
+    assert v.word == "partly" and [p.holds for p in v.parts] == [True, False, True]
 
 
 def test_c1_needs_good_convergence_much_faster_than_b2() -> None:

@@ -144,8 +144,49 @@ def fmt_time(t: float | None) -> str:
     return "not within the run" if t is None else f"{t:.0f} s"
 
 
+GROWTH_FROM_S, GROWTH_TO_S = 110.0, 200.0
+"""The span over which B2 compares the two flows' window growth: from 10 s after the second flow
+starts (past its slow start, which lasts about 2 s at this BDP) to 100 s after."""
+
+LESS_AGGRESSIVE = 0.8
+""""Grabs bandwidth less aggressively" read as: the low-cwnd flow's window grows at most 0.8 times
+as fast (packets per second) as the large-cwnd flow's, a difference of a fifth."""
+
+
+def window_growth(c: Campaign, t_from: float = GROWTH_FROM_S, t_to: float = GROWTH_TO_S) -> list[dict[str, Any]]:
+    """Per run: the variant and, for the early (flow 0) and the late (flow 1) flow, the mean
+    increase of cwnd per second over the trace's intervals in (t_from, t_to] in which it grew
+    (packets per second: how fast each flow takes bandwidth between its losses)."""
+    runs = ok_runs(c)
+    runs["variant"] = run_variants(c, runs)
+    df = c.query(
+        f"SELECT run_id, flow, time_s, cwnd_pkts FROM flows WHERE flow IN (0, 1) AND time_s >= {t_from} "
+        f"AND time_s <= {t_to} ORDER BY run_id, flow, time_s"
+    )
+    out = []
+    for _, row in runs.iterrows():
+        sub = df[df["run_id"] == row["run_id"]]
+        rates = {}
+        for f, fl in sub.groupby("flow", sort=True):
+            dt = fl["time_s"].diff().iloc[1:]
+            dw = fl["cwnd_pkts"].diff().iloc[1:]
+            up = [w / t for w, t in zip(dw, dt, strict=True) if w > 0 and t > 0]
+            rates[int(f)] = math.fsum(up) / len(up) if up else 0.0
+        out.append(
+            rounded(
+                {
+                    "variant": row["variant"],
+                    "repeat": int(row["repeat"]),
+                    "early_pps": rates.get(0, 0.0),
+                    "late_pps": rates.get(1, 0.0),
+                }
+            )
+        )
+    return out
+
+
 def b2_measure(c: Campaign) -> Values:
-    return {"late_start_s": 100.0, "windows": ensemble_windows(c)}
+    return {"late_start_s": 100.0, "windows": ensemble_windows(c), "growth": window_growth(c)}
 
 
 def b2_times(v: Values) -> dict[Any, float | None]:
@@ -154,22 +195,37 @@ def b2_times(v: Values) -> dict[Any, float | None]:
 
 
 def b2_judge(values: Mapping[str, Values]) -> list[Part]:
-    """Two parts. Slow convergence (slide "Symmetric conditions (2 flows)", summary slide): with
+    """Three parts. Slow convergence (slide "Symmetric conditions (2 flows)", summary slide): with
     the CUBIC they ran, the ensemble-mean rate of the second flow needs more than SLOW_S to
-    converge (CONVERGED of the first flow's, WINDOW_S windows). The source (slide "Source of slow
-    convergence"): the 0.8 backoff releases bandwidth more slowly than standard TCP's 0.5: with
-    backoff 0.8 convergence takes at least two windows (20 s, twice the measure's resolution)
-    longer than the same CUBIC with backoff 0.5."""
+    converge (CONVERGED of the first flow's, WINDOW_S windows). The sources (slide "Source of slow
+    convergence"): the flow with the low cwnd grabs bandwidth less aggressively than the one with
+    the large cwnd: over GROWTH_FROM_S-GROWTH_TO_S the late flow's window grows at most
+    LESS_AGGRESSIVE times as fast as the early flow's (means over the runs); and the 0.8 backoff
+    releases bandwidth more slowly than standard TCP's 0.5: with backoff 0.8 convergence takes at
+    least two windows (20 s, twice the measure's resolution) longer than the same CUBIC with
+    backoff 0.5."""
     t = b2_times(values["B2"])
     t26, t05 = t.get("CUBIC 2.6"), t.get(HALF_BACKOFF)
     inf = math.inf
     slow = t26 is None or t26 > SLOW_S
     source = (inf if t26 is None else t26) >= (inf if t05 is None else t05) + 2 * WINDOW_S and t05 is not None
+    from .common import mean_where
+
+    growth = values["B2"].get("growth", [])
+    early = mean_where(growth, "early_pps", variant="CUBIC 2.6")
+    late = mean_where(growth, "late_pps", variant="CUBIC 2.6")
+    g = late / early if early > 0 else math.nan
     return [
         Part(
             "the second flow converges slowly (more than 100 s)",
             slow,
             f"CUBIC 2.6: {fmt_time(t26)} to 80 % of the first flow's rate (ensemble mean)",
+        ),
+        Part(
+            "the low-cwnd flow grabs bandwidth less aggressively (window growth at most 0.8 of the other's)",
+            g <= LESS_AGGRESSIVE,
+            f"CUBIC 2.6, 110-200 s: late flow's cwnd grows {late:.1f} packets/s, the first flow's {early:.1f} "
+            f"(ratio {g:.2f})",
         ),
         Part(
             "the 0.8 backoff is the source (slower than with backoff 0.5)",
