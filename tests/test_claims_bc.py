@@ -44,6 +44,15 @@ def test_longest_unfair_stretch_counts_consecutive_windows() -> None:
     assert longest_unfair_s(pd.DataFrame(rows), "v") == 40.0
 
 
+def test_window_growth_counts_only_increases_and_survives_unsigned_samples() -> None:
+    import numpy as np
+    from ccarena.presets.leith_2007 import growth_rate
+
+    cwnd = np.array([10, 14, 11, 13, 13], dtype=np.uint32)  # +4, -3 (wraps if subtracted unsigned), +2, 0
+    assert growth_rate([0.0, 1.0, 2.0, 3.0, 4.0], list(cwnd)) == pytest.approx(3.0)
+    assert growth_rate([0.0, 1.0], [5, 5]) == 0.0
+
+
 def test_variant_names_the_cubic_of_each_era() -> None:
     assert variant("cubic", {"beta": 0.7998046875, "hystart": False}) == "CUBIC 2.6"
     assert variant("cubic", {"beta": 0.7001953125, "hystart": True}) == "CUBIC (Linux today)"

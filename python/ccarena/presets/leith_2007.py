@@ -12,6 +12,7 @@ settled on both sides' campaigns (:mod:`.disputes`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -153,6 +154,17 @@ LESS_AGGRESSIVE = 0.8
 as fast (packets per second) as the large-cwnd flow's, a difference of a fifth."""
 
 
+def growth_rate(times: Sequence[float], cwnds: Sequence[Any]) -> float:
+    """Mean increase of cwnd per second over the consecutive samples in which it grew (0 when it
+    never grew); the samples may be unsigned integers, as the trace stores them."""
+    up = [
+        (float(w1) - float(w0)) / (t1 - t0)
+        for (t0, w0), (t1, w1) in itertools.pairwise(zip(times, cwnds, strict=True))
+        if float(w1) > float(w0) and t1 > t0
+    ]
+    return math.fsum(up) / len(up) if up else 0.0
+
+
 def window_growth(c: Campaign, t_from: float = GROWTH_FROM_S, t_to: float = GROWTH_TO_S) -> list[dict[str, Any]]:
     """Per run: the variant and, for the early (flow 0) and the late (flow 1) flow, the mean
     increase of cwnd per second over the trace's intervals in (t_from, t_to] in which it grew
@@ -168,10 +180,7 @@ def window_growth(c: Campaign, t_from: float = GROWTH_FROM_S, t_to: float = GROW
         sub = df[df["run_id"] == row["run_id"]]
         rates = {}
         for f, fl in sub.groupby("flow", sort=True):
-            dt = fl["time_s"].diff().iloc[1:]
-            dw = fl["cwnd_pkts"].astype("float64").diff().iloc[1:]
-            up = [w / t for w, t in zip(dw, dt, strict=True) if w > 0 and t > 0]
-            rates[int(f)] = math.fsum(up) / len(up) if up else 0.0
+            rates[int(f)] = growth_rate(fl["time_s"].tolist(), fl["cwnd_pkts"].tolist())
         out.append(
             rounded(
                 {
