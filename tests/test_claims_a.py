@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from ccarena.presets import get
 from ccarena.presets.rhee_xu_2005 import CUBIC_2005, CUBIC_LINUX, algorithm
+from claim_checks import fails as _fails
 
 ALGS = (CUBIC_2005, CUBIC_LINUX, "bic", "highspeed", "scalable", "htcp", "fast")
 
@@ -70,15 +71,6 @@ def a4_values(**cov: float) -> dict[str, Any]:
     base["fast"] = 0.25
     base.update({k.replace("_", "-"): v for k, v in cov.items()})
     return {"A4": {"runs": [{"alg": a, "repeat": r, "cov": v} for a, v in base.items() for r in (0, 1)]}}
-
-
-def _fails(preset_id: str, values: dict[str, Any], words: str) -> None:
-    """The part whose name contains ``words`` does not hold, and the verdict is not "reproduced"."""
-    v = get(preset_id).verdict(values)
-    named = [p for p in v.parts if words in p.name]
-    assert len(named) == 1, [p.name for p in v.parts]
-    assert not named[0].holds, named[0]
-    assert v.word != "reproduced"
 
 
 def test_cubic_is_named_by_its_window_multiplier() -> None:
