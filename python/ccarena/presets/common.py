@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .figures import new_figure
+from .figures import MIN_REPEATS_FOR_CI, new_figure
 from .measures import column
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def buffer_label(col: str, v: float) -> str:
 
 
 def bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) -> Any:
-    """One bar per value of ``key``: with 5 or more runs the mean of ``col`` and its 95 % interval
+    """One bar per value of ``key``: with MIN_REPEATS_FOR_CI (5) or more runs the mean of ``col`` and its 95 % interval
     over the runs; with fewer, each run as a dot over the mean (a few runs give no interval)."""
     from ..analysis.stats import mean_ci
 
@@ -110,8 +110,8 @@ def bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) 
     for i, (_, sub) in enumerate(groups):
         vals = [v * scale for v in sub[col].tolist()]
         m, ci, n = mean_ci(vals)
-        ax.bar(i, m, yerr=ci if n >= 5 and not math.isnan(ci) else None, capsize=4, color=f"C{i}")
-        if n < 5:
+        ax.bar(i, m, yerr=ci if n >= MIN_REPEATS_FOR_CI and not math.isnan(ci) else None, capsize=4, color=f"C{i}")
+        if n < MIN_REPEATS_FOR_CI:
             ax.plot([i] * len(vals), vals, "k.", ms=5)
     ax.set_xticks(range(len(groups)), [str(k) for k, _ in groups])
     ax.set_ylabel(ylabel)

@@ -117,18 +117,14 @@ def ensemble(
             if n < MIN_REPEATS_FOR_CI:
                 for _, one in fl.groupby("run_id"):
                     ax.plot(one["time_s"], one["v"] * 1e-6, lw=0.4, alpha=0.5, color=color)
-            agg = fl.groupby("time_s")["v"].agg(["mean", "std", "count"]).reset_index()
-            ax.plot(agg["time_s"], agg["mean"] * 1e-6, lw=1.0, color=color, label=flow_label(f))
+            steps = [(t, mean_ci(g.tolist())) for t, g in fl.groupby("time_s", sort=True)["v"]]
+            times = [t for t, _ in steps]
+            ax.plot(times, [m * 1e-6 for _, (m, _, _) in steps], lw=1.0, color=color, label=flow_label(f))
             if n >= MIN_REPEATS_FOR_CI:
-                from ..analysis.stats import t_quantile
-
-                half = [
-                    t_quantile(0.975, k - 1) * s / math.sqrt(k) if k > 1 and not math.isnan(s) else 0.0
-                    for s, k in zip(agg["std"], agg["count"], strict=True)
-                ]
-                lo = [max(0.0, m - h) for m, h in zip(agg["mean"], half, strict=True)]
-                hi = [min(cap, m + h) for m, h in zip(agg["mean"], half, strict=True)]
-                ax.fill_between(agg["time_s"], [v * 1e-6 for v in lo], [v * 1e-6 for v in hi], alpha=0.25, color=color)
+                half = [0.0 if math.isnan(h) else h for _, (_, h, _) in steps]
+                lo = [max(0.0, m - h) * 1e-6 for (_, (m, _, _)), h in zip(steps, half, strict=True)]
+                hi = [min(cap, m + h) * 1e-6 for (_, (m, _, _)), h in zip(steps, half, strict=True)]
+                ax.fill_between(times, lo, hi, alpha=0.25, color=color)
         what = f"mean of {n} runs, 95 % band" if n >= MIN_REPEATS_FOR_CI else f"{n} runs and their mean"
         ax.set_title(f"{label(sub[col].iloc[0])} ({what})", fontsize=9)
         ax.set_xlabel("time (s)")
