@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .common import LEITH, MBPS, buffer_label, ok_runs, percent_bdp, records, rounded, share_curves
@@ -56,17 +56,22 @@ def variant(cc: str, params: Mapping[str, Any] | None = None) -> str:
     return name + (", fast convergence off" if p.get("fast_convergence") is False else "")
 
 
-def run_variants(c: Campaign, df: pd.DataFrame, i: int = 0) -> list[str]:
-    """Per row of ``df`` (a catalogue frame with ``run_id``): the :func:`variant` of flow group
-    ``i`` as the run's spec.toml gives it."""
+def run_flow_groups(c: Campaign, run_ids: Iterable[Any]) -> list[list[dict[str, Any]]]:
+    """Per run: the flow groups (algorithm, parameters, RTT, ...) as the run's spec.toml resolves
+    them."""
     import tomllib
 
     out = []
-    for run_id in df["run_id"]:
+    for run_id in run_ids:
         with (c.path / "runs" / str(run_id) / "spec.toml").open("rb") as f:
-            g = tomllib.load(f)["flows"][i]
-        out.append(variant(str(g["cc"]), g.get("params")))
+            out.append(tomllib.load(f)["flows"])
     return out
+
+
+def run_variants(c: Campaign, df: pd.DataFrame, i: int = 0) -> list[str]:
+    """Per row of ``df`` (a catalogue frame with ``run_id``): the :func:`variant` of flow group
+    ``i`` as the run's spec.toml gives it."""
+    return [variant(str(g[i]["cc"]), g[i].get("params")) for g in run_flow_groups(c, df["run_id"])]
 
 
 # ---------------------------------------------------------------- convergence (B2, with C1)
@@ -525,14 +530,16 @@ flow with one order is at least this times the ratio with the other, and the two
 over the repeats do not overlap."""
 
 
-def rtt_records(c: Campaign) -> list[dict[str, Any]]:
+def rtt_records(c: Campaign, long_rtt: bool = False) -> list[dict[str, Any]]:
     """Per run: the case (link rate and buffer), the two flows' algorithms, which started first, and
     the throughput ratio of the short-RTT flow (flow 0) to the long-RTT flow (flow 1) at the
-    bottleneck over the second half."""
+    bottleneck over the second half; with ``long_rtt``, also the long-RTT flow's RTT as the run's
+    spec gives it."""
     dur = float(c.runs["duration_s"].iloc[0])
     df = per_run(c, t_from=dur / 2)
-    df["a0"] = run_variants(c, df, 0)
-    df["a1"] = run_variants(c, df, 1)
+    groups = run_flow_groups(c, df["run_id"])
+    df["a0"] = [variant(str(g[0]["cc"]), g[0].get("params")) for g in groups]
+    df["a1"] = [variant(str(g[1]["cc"]), g[1].get("params")) for g in groups]
     start = column(df, "flows[0].start")
     buf = column(df, "topology.bottleneck.buffer")
     rate = (
@@ -541,10 +548,12 @@ def rtt_records(c: Campaign) -> list[dict[str, Any]]:
         else df["bottleneck.rate_bps"]
     )
     out = []
-    for (_, row), r in zip(df.iterrows(), rate, strict=True):
+    for (_, row), r, g in zip(df.iterrows(), rate, groups, strict=True):
+        extra = {"long_rtt": g[1]["rtt"]} if long_rtt else {}
         out.append(
             rounded(
                 {
+                    **extra,
                     "rate_bps": r,
                     "buffer": f"{buffer_label(buf, row[buf])}",
                     "short": row["a0"],

@@ -201,22 +201,8 @@ this factor: well inside one regime of Reno's RTT unfairness (ratio ~ RTT ratio 
 losses, ~ its square with synchronised ones: 10 against 100 here)."""
 
 
-def c4_rtt_records(c: Campaign) -> list[dict[str, Any]]:
-    """:func:`rtt_records` with the long-RTT flow's RTT (ms) from each run's spec."""
-    import tomllib
-
-    rows = rtt_records(c)
-    runs = ok_runs(c)
-    out = []
-    for r, run_id in zip(rows, runs["run_id"], strict=True):
-        with (c.path / "runs" / str(run_id) / "spec.toml").open("rb") as f:
-            rtt = tomllib.load(f)["flows"][1]["rtt"]
-        out.append({**r, "long_rtt": rtt})
-    return out
-
-
 def c4_measure(c: Campaign) -> Values:
-    return {"runs": c4_rtt_records(c)}
+    return {"runs": rtt_records(c, long_rtt=True)}
 
 
 def _ratio_of(rows: Sequence[Mapping[str, Any]], short: str, long: str, buffer: str, order: str) -> float:
@@ -283,7 +269,7 @@ def c4_judge(values: Mapping[str, Values]) -> list[Part]:
 
 
 def c4_figure(c: Campaign) -> Any:
-    rows = c4_rtt_records(c)
+    rows = rtt_records(c, long_rtt=True)
     for r in rows:
         r["buffer"] = f"{r['buffer']}, long flow {r['long_rtt']}"
     return rtt_ratio_figure(rows, "16 ms flow / long-RTT flow")
