@@ -100,8 +100,9 @@ def buffer_label(col: str, v: float) -> str:
 
 
 def bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) -> Any:
-    """One bar per value of ``key``: with MIN_REPEATS_FOR_CI (5) or more runs the mean of ``col`` and its 95 % interval
-    over the runs; with fewer, each run as a dot over the mean (a few runs give no interval)."""
+    """One bar per value of ``key``: with MIN_REPEATS_FOR_CI (5) or more runs the mean of ``col``
+    and its 95 % interval over the runs; with fewer, each run as a dot over the mean (a few runs
+    give no interval)."""
     from ..analysis.stats import mean_ci
 
     fig, axes = new_figure(1, width=4.5)
