@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["SpecError"]
+from collections.abc import Iterable
+
+__all__ = ["SpecError", "did_you_mean"]
 
 
 class SpecError(ValueError):
@@ -19,3 +21,27 @@ class SpecError(ValueError):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, n: int = 1) -> str:
+    """`` (did you mean "x"?)`` for the closest of ``choices`` to ``word``, or ``""`` when none is close.
+
+    Case is ignored in the comparison (``BBR`` finds ``bbr``), and a choice
+    that differs only in case or in ``-``/``_`` is always offered.
+    """
+    import difflib
+
+    names = list(dict.fromkeys(str(c) for c in choices))
+
+    def fold(s: str) -> str:
+        return s.lower().replace("-", "_")
+
+    folded = {fold(c): c for c in names}
+    if fold(word) in folded and folded[fold(word)] != word:
+        found = [folded[fold(word)]]
+    else:
+        close = difflib.get_close_matches(fold(word), list(folded), n=n, cutoff=0.6)
+        found = [folded[c] for c in close if folded[c] != word]
+    if not found:
+        return ""
+    return " (did you mean " + " or ".join(f'"{c}"' for c in found) + "?)"
