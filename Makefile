@@ -1,6 +1,9 @@
 # ccarena: set-up, quick start, tests and benchmark.
-#   make quickstart   build everything into .venv and run scenarios/quickstart.toml
-#   make test         build, then run every test (cargo and pytest)
+#   make quickstart   build the package into .venv (what running needs) and run scenarios/quickstart.toml
+#   make emu          build the link emulator of `--backend emu` into .venv/bin/ccarena-emu
+#   make install      both: the package and the emulator
+#   make test         install, add the test and dask extras, then run every test (cargo and pytest)
+#   make wheel        an abi3 wheel (Python >= 3.11) in target/wheels/, installable without Rust; .ci/wheel-check tries it
 #   make bench        engine packets per second on fixed scenarios
 #   make fuzz         2000 fuzzed experiment files through ccarena run
 #   make reproduce-all every full preset of scenarios/<paper>/, stored in scenarios/<paper>/results/, and the
@@ -12,19 +15,28 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.ccarena-built
+EXTRAS := $(VENV)/.ccarena-extras
 EMU    := $(VENV)/bin/ccarena-emu
 SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml pyproject.toml
 
-.PHONY: install quickstart test test-rust test-python bench fuzz reproduce-all clean emu-deps browser-deps
+.PHONY: install quickstart emu wheel test test-rust test-python bench fuzz reproduce-all clean emu-deps browser-deps
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): $(PY) $(SOURCES)
+$(VENV)/bin/maturin: | $(PY)
 	$(PY) -m pip install --quiet "maturin>=1.5,<2"
-	$(VENV)/bin/maturin develop --quiet --release --extras test,dask
+
+# The package (editable) and its dependencies: what running needs.
+$(STAMP): $(PY) $(SOURCES) | $(VENV)/bin/maturin
+	$(VENV)/bin/maturin develop --quiet --release
 	touch $(STAMP)
+
+# The test and dask extras on top: a second stamp, so that a venv first built without them gets them.
+$(EXTRAS): $(PY) pyproject.toml | $(STAMP)
+	$(VENV)/bin/maturin develop --quiet --release --extras test,dask
+	touch $(EXTRAS)
 
 # The link emulator of `ccarena run --backend emu`, next to the venv's python.
 $(EMU): $(PY) $(SOURCES)
@@ -44,13 +56,21 @@ emu-deps:
 
 install: $(STAMP) $(EMU)
 
+emu: $(EMU)
+
+# An abi3 wheel of the package (not the emulator), built with the venv's python so that it reuses
+# the develop build in target/; the previous wheels are removed first.
+wheel: | $(VENV)/bin/maturin
+	rm -rf target/wheels
+	$(VENV)/bin/maturin build --quiet --release -i $(PY) --out target/wheels
+
 quickstart: $(STAMP)
 	$(VENV)/bin/ccarena run scenarios/quickstart.toml
 
 test-rust:
 	cargo test --quiet --workspace --exclude ccarena-py
 
-test-python: $(STAMP) $(EMU) emu-deps browser-deps
+test-python: $(STAMP) $(EXTRAS) $(EMU) emu-deps browser-deps
 	$(PY) -m pytest -q tests
 
 test: test-rust test-python
@@ -61,7 +81,7 @@ bench:
 # 2000 fuzzed experiment files (make test runs 200)
 # Longer fuzzing: 2000 experiment files through the CLI, and 30 000 engine configurations
 # from a fresh random seed (the test suite runs 200 and 3000 from fixed ones).
-fuzz: $(STAMP)
+fuzz: $(STAMP) $(EXTRAS)
 	CCARENA_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_hardening.py -k fuzz -p no:logging
 	PROPTEST_CASES=30000 PROPTEST_RNG_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') \
 		cargo test --release -p ccarena-sim --test config_boundary -- --nocapture

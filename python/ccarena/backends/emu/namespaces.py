@@ -59,8 +59,9 @@ def check_environment() -> Path:
     binary = emulator_binary()
     if binary is None:
         raise EmuUnavailable(
-            f"the link emulator {EMULATOR} was not found (build it with `make install` or "
-            "`cargo build --release -p ccarena-emu`, or set CCARENA_EMU)"
+            f"the link emulator {EMULATOR} was not found next to {sys.executable}, on PATH or at $CCARENA_EMU: "
+            "build it in a ccarena clone with `make emu` (`make emu VENV=<venv>` for another venv; the wheel "
+            "does not include it)"
         )
     return binary
 
