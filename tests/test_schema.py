@@ -104,3 +104,43 @@ def test_unknown_and_mistyped_parameters_are_rejected_by_both(validator: jsonsch
     good["flows"][0]["params"] = {"fast_convergence": False, "beta": 0.7}
     resolve(good)
     assert not list(validator.iter_errors(good))
+
+
+def test_algorithm_and_discipline_names_come_from_the_engine(validator: jsonschema.Draft7Validator) -> None:
+    from ccarena import _core
+
+    schema = json_schema(ccarena.algorithms())
+    flow = schema["properties"]["flows"]["items"]["properties"]
+    assert flow["cc"]["enum"] == [a["name"] for a in _core.cc_algorithms()]
+    bottleneck = schema["properties"]["topology"]["properties"]["bottleneck"]["properties"]
+    assert bottleneck["qdisc"]["enum"] == [q["name"] for q in _core.qdisc_catalogue()]
+    web = schema["properties"]["background"]["properties"]["web"]["anyOf"][0]["properties"]
+    assert web["cc"]["enum"] == flow["cc"]["enum"]
+    assert json_schema()["properties"]["flows"]["items"]["properties"]["cc"]["enum"] == flow["cc"]["enum"]
+
+
+def test_a_good_and_a_bad_file_against_the_schema(validator: jsonschema.Draft7Validator) -> None:
+    good = _load(ROOT / "scenarios" / "quickstart.toml")
+    good["topology"]["bottleneck"]["qdisc"] = "fq_codel"
+    good["flows"][0]["cc"] = "bbr3"
+    good["topology"]["bottleneck"]["rate"] = "100MBPS"  # units in any case, as the validator reads them
+    good["topology"]["rtt"] = "50MS"
+    resolve(good)
+    assert not list(validator.iter_errors(good))
+    for where, value in ((("flows", 0, "cc"), "cubik"), (("flows", 0, "cc"), "BBR"),
+                         (("topology", "bottleneck", "qdisc"), "fq-codel"),
+                         (("topology", "bottleneck", "rate"), "100MBps")):
+        bad = copy.deepcopy(good)
+        node: Any = bad
+        for p in where[:-1]:
+            node = node[p]
+        node[where[-1]] = value
+        with pytest.raises(SpecError):
+            resolve(bad)
+        assert list(validator.iter_errors(bad)), (where, value)
+
+
+def test_a_campaigns_baseline_is_an_algorithm_name(validator: jsonschema.Draft7Validator) -> None:
+    doc = _load(ROOT / "scenarios" / "quickstart.toml")
+    assert not list(validator.iter_errors({**doc, "sweep": {"baseline": ["reno", "cubic"], "repeat": 2}}))
+    assert list(validator.iter_errors({**doc, "sweep": {"baseline": "renoo"}}))

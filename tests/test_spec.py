@@ -13,8 +13,6 @@ import pytest
 from ccarena import _core
 from ccarena.spec import SpecError, apply_overrides, load_spec, parse_override_value, resolve
 
-KNOWN_CC = ", ".join(a["name"] for a in _core.cc_algorithms())
-
 GOOD = """\
 name = "good"
 duration = "5s"
@@ -272,7 +270,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         """\
         durration = "5s"
         """,
-        "durration: unknown key (known: background, ccarena_version, duration, flows, measure, name, seed, tcp, topology)",
+        'durration: unknown key (did you mean "duration"?)',
     ),
     (
         "negative-rate",
@@ -298,7 +296,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         [[flows]]
         cc = "cubik"
         """,
-        f'flows[1].cc: unknown algorithm "cubik" (known: {KNOWN_CC})',
+        'flows[1].cc: unknown algorithm "cubik" (did you mean "cubic"?)',
     ),
     (
         "unitless-rate",
@@ -563,7 +561,7 @@ def test_bad_set_on_the_command_line(tmp_path: Path) -> None:
     f = write(tmp_path, GOOD)
     p = run_cli(["run", f.name, "--set", "flows[1].cc=cubik"], cwd=tmp_path)
     assert p.returncode == 2
-    assert p.stderr == f'error: flows[1].cc: unknown algorithm "cubik" (known: {KNOWN_CC})\n'
+    assert p.stderr == 'error: flows[1].cc: unknown algorithm "cubik" (did you mean "cubic"?)\n'
     p = run_cli(["run", f.name, "--set", "duration"], cwd=tmp_path)
     assert p.returncode == 2
     assert p.stderr == "error: --set: expected PATH=VALUE, got 'duration'\n"

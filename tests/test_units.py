@@ -4,6 +4,10 @@ from fractions import Fraction
 
 import pytest
 from ccarena.spec.units import (
+    BYTES_PATTERN,
+    RATE_PATTERN,
+    SIZE_PATTERN,
+    TIME_PATTERN,
     Size,
     UnitError,
     format_bytes,
@@ -92,7 +96,7 @@ def test_bad_rates(text: str) -> None:
         parse_rate(text)
 
 
-@pytest.mark.parametrize("text", ["-1s", "20", "20 sec", "20msec", "20S", "true"])
+@pytest.mark.parametrize("text", ["-1s", "20", "20 sec", "20msec", "20mss", "true"])
 def test_bad_times(text: str) -> None:
     with pytest.raises(UnitError, match="expected a time"):
         parse_time(text)
@@ -164,3 +168,106 @@ def test_canonical_sizes_round_trip(text: str) -> None:
     size = parse_size(text)
     assert format_size(size) == text
     assert parse_size(format_size(size)) == size
+
+
+# --- Case and tc's spellings (issue 31) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "bps"),
+    [
+        ("100MBPS", 100_000_000),
+        ("100 MBPS", 100_000_000),
+        ("100mbit", 100_000_000),
+        ("100Mbit", 100_000_000),
+        ("100MBIT", 100_000_000),
+        ("735kbit", 735_000),
+        ("1gbit", 1_000_000_000),
+        ("800bit", 800),
+        ("2tbit", 2 * 10**12),
+        ("10GBPS", 10_000_000_000),
+    ],
+)
+def test_rates_ignore_case_and_take_tc_spellings(text: str, bps: int) -> None:
+    assert parse_rate(text) == bps
+
+
+@pytest.mark.parametrize(("text", "ns"), [("40MS", 40_000_000), ("20S", 20 * 10**9), ("5US", 5_000), ("3NS", 3),
+                                          ("2MIN", 120 * 10**9), ("1H", 3600 * 10**9), ("7µs", 7_000)])
+def test_times_ignore_case(text: str, ns: int) -> None:
+    assert parse_time(text) == ns
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("1BDP", Size("bdp", Fraction(1))),
+        ("0.5Bdp", Size("bdp", Fraction(1, 2))),
+        ("100PKTS", Size("pkts", 100)),
+        ("1PKT", Size("pkts", 1)),
+        ("64KIB", Size("bytes", 65_536)),
+        ("64kiB", Size("bytes", 65_536)),
+        ("1mB", Size("bytes", 1_000_000)),
+    ],
+)
+def test_sizes_ignore_case_except_the_byte(text: str, size: Size) -> None:
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["64Mb", "64mb", "64b", "64KIb", "1iB"])
+def test_a_lowercase_b_is_bits_not_bytes(text: str) -> None:
+    # Folding case in sizes would read "64Mb" (megabits) as "64MB" (megabytes): refused instead.
+    with pytest.raises(UnitError, match=r"\(units: B, KB, MB, GB, KiB, MiB, GiB, pkts, bdp\)"):
+        parse_size(text)
+
+
+@pytest.mark.parametrize(("text", "bits"), [("100MBps", "800Mbps"), ("12.5KBps", "100kbps"), ("1Bps", "8bps")])
+def test_bytes_per_second_is_refused_with_the_rate_in_bits(text: str, bits: str) -> None:
+    with pytest.raises(UnitError) as e:
+        parse_rate(text)
+    assert str(e.value) == f'expected a rate in bits per second, got "{text}" (bytes per second; write "{bits}")'
+
+
+def test_a_wrong_unit_gets_the_list_of_units() -> None:
+    with pytest.raises(UnitError) as e:
+        parse_rate("100 Mbit/s")
+    assert str(e.value) == (
+        'expected a rate such as "100Mbps" (units: bps, kbps, Mbps, Gbps, Tbps, or bit, kbit, mbit, gbit), '
+        'got "100 Mbit/s"'
+    )
+    with pytest.raises(UnitError) as e:
+        parse_time("20 sec")
+    assert str(e.value) == 'expected a time such as "20ms" (units: ns, us, ms, s, min, h), got "20 sec"'
+    with pytest.raises(UnitError) as e:
+        parse_bytes("100pkts")
+    assert str(e.value) == (
+        'expected a size in bytes such as "10MB" or "64KiB" (units: B, KB, MB, GB, KiB, MiB, GiB), got "100pkts"'
+    )
+
+
+def test_a_right_unit_with_a_wrong_number_gets_no_list() -> None:
+    with pytest.raises(UnitError) as e:
+        parse_rate("-5Mbps")
+    assert "units:" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "parse", "texts"),
+    [
+        (RATE_PATTERN, parse_rate, ["100Mbps", "100MBPS", "100mbit", "800bit", " 1.5 Gbps ", "100MBps", "100Mb",
+                                    "100 Mbit/s", "-5Mbps", "1kBps"]),
+        (TIME_PATTERN, parse_time, ["20ms", "40MS", "1H", "7µs", "20 sec", "20", "1hr"]),
+        (SIZE_PATTERN, parse_size, ["64KB", "64KIB", "1BDP", "100PKTS", "64Mb", "1iB", "iB", "64kb"]),
+        (BYTES_PATTERN, parse_bytes, ["64KB", "64KiB", "1pkt", "1bdp", "64Mb"]),
+    ],
+)
+def test_schema_patterns_accept_what_the_parsers_accept(pattern: str, parse: object, texts: list[str]) -> None:
+    import re
+
+    for text in texts:
+        try:
+            parse(text)  # type: ignore[operator]
+            ok = True
+        except UnitError:
+            ok = False
+        assert (re.search(pattern, text) is not None) == ok, text

@@ -85,6 +85,11 @@ pub struct AlgoInfo {
     /// The algorithm needs ECN (DCTCP); its flows negotiate ECN whatever
     /// their `ecn` setting.
     pub needs_ecn: bool,
+    /// The algorithm draws random numbers (BBR's ProbeBW start phase, BBR
+    /// v3's bw-probe wait) from its `seed` parameter mixed with the run's
+    /// per-flow seed, so repeats with different seeds differ even when
+    /// nothing else in the scenario is random.
+    pub randomized: bool,
 }
 
 /// Resolved parameters: every parameter of the algorithm, in the registry's
@@ -143,6 +148,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: true,
         needs_ecn: false,
+        randomized: true,
     },
     AlgoInfo {
         name: "bbr3",
@@ -153,6 +159,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: true,
         needs_ecn: false,
+        randomized: true,
     },
     AlgoInfo {
         name: "bic",
@@ -163,6 +170,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "compound",
@@ -173,6 +181,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "cubic",
@@ -183,6 +192,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "dctcp",
@@ -193,6 +203,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: true,
+        randomized: false,
     },
     AlgoInfo {
         name: "fast",
@@ -203,6 +214,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: true,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "highspeed",
@@ -213,6 +225,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "htcp",
@@ -223,6 +236,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "illinois",
@@ -233,6 +247,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "newreno",
@@ -243,6 +258,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "reno",
@@ -253,6 +269,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "scalable",
@@ -263,6 +280,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "sqrt",
@@ -273,6 +291,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: true,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "vegas",
@@ -283,6 +302,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "westwood",
@@ -293,6 +313,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
     AlgoInfo {
         name: "xcp",
@@ -303,6 +324,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        randomized: false,
     },
 ];
 
@@ -423,6 +445,14 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn randomized_algorithms_are_those_with_a_seed() {
+        for a in algorithms() {
+            let seeded = a.params.iter().any(|p| p.name == "seed");
+            assert_eq!(a.randomized, seeded, "{}: randomized must match a `seed` parameter", a.name);
+        }
     }
 
     #[test]

@@ -35,12 +35,16 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..spec import Spec, SpecError, apply_overrides, resolve
 from ..spec.document import copy_document, parse_path
+from ..spec.errors import did_you_mean
+from ..spec.fields import algorithms
+from ..spec.schema import EXPERIMENT
 
 __all__ = ["Grid", "Run", "SWEEP_KEYS", "derive_seed", "grid", "has_randomness"]
 
@@ -101,10 +105,25 @@ class Grid:
         }
 
 
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def _sweep_table(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """``[sweep]``; a key that is neither one of :data:`SWEEP_KEYS` nor a path into the experiment is an error."""
     sweep = raw.get("sweep", {})
     if not isinstance(sweep, dict):
         raise SpecError("sweep", "expected a table ([sweep]) of field paths and lists of values")
+    for key, value in sweep.items():
+        head = key.split(".")[0].split("[")[0]
+        if key in SWEEP_KEYS or head in EXPERIMENT.names or head == "sweep" or not _KEY.fullmatch(head):
+            continue  # _axes checks field paths (and refuses "sweep.*"); malformed ones get its message
+        hint = did_you_mean(head, (*SWEEP_KEYS, *EXPERIMENT.names)).strip()
+        if isinstance(value, list) and value and not hint:
+            continue  # an axis of some other path: the experiment's check of its keys names it
+        if "." in key or "[" in key:
+            raise SpecError(f"sweep.{json.dumps(key)}", f'unknown key "{head}" {hint or "in the experiment"}')
+        known = f'(known: {", ".join(SWEEP_KEYS)}, or a field path such as "flows[0].cc")'
+        raise SpecError(f"sweep.{key}", f"unknown key {hint or known}")
     return sweep
 
 
@@ -196,9 +215,19 @@ def _with_seed(spec: Spec, doc: dict[str, Any], seed: int, default_name: str) ->
     return Spec({**spec.resolved, "seed": seed}, {**spec.engine, "seed": seed}, spec.flow_groups, spec.metrics, spec.warnings)
 
 
+_RANDOM_QDISCS = ("red", "pie")
+"""Queue disciplines that flip coins from the run's seed (RED's and PIE's drop or mark decisions)."""
+
+
 def has_randomness(spec: Spec) -> bool:
-    """Whether the run draws any random number: loss, background traffic, RTT or start distributions."""
+    """Whether the run draws any random number: loss, background traffic, RTT or start distributions,
+    a RED or PIE queue, or an algorithm that does (the registry's ``randomized``: BBR's ProbeBW phase)."""
     r = spec.resolved
+    algos = algorithms()
+    if any(algos[str(g["cc"])].get("randomized", False) for g in r.get("flows", [])):
+        return True
+    if r["topology"]["bottleneck"].get("qdisc") in _RANDOM_QDISCS:
+        return True
     links = [r["topology"]["bottleneck"], r["topology"].get("reverse", {})]
     for link in links:
         loss = link.get("loss", 0.0)
@@ -220,12 +249,20 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
     Every point (and its baselines) is resolved before anything runs; a bad
     value raises :class:`SpecError` whose path names the point's values and
     the field, e.g. ``[topology.bottleneck.rate = "0Mbps"] topology.bottleneck.rate: ...``.
+    A mistake of the base file that no swept value changes (a field no axis
+    sets, wrong alike in the file as written, at the first and at the last
+    point) is reported as the file's, without a point: ``flows[0].cc: ...``.
     """
     sweep = _sweep_table(raw)
     base = {k: v for k, v in raw.items() if k != "sweep"}
     axes = _axes(sweep)
     repeat = _repeat(sweep)
     baselines = _baselines(sweep)
+    names = algorithms()
+    for b in baselines:
+        if b not in names:
+            hint = did_you_mean(b, names, n=2).strip() or f"(known: {', '.join(names)})"
+            raise SpecError("sweep.baseline", f'unknown algorithm "{b}" {hint}')
     n_points = 1
     for axis in axes:
         n_points *= len(axis[0][1])
@@ -248,6 +285,8 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
             try:
                 spec0 = resolve(variant, default_name=default_name)
             except SpecError as e:
+                if index == 0 and baseline is None and _base_error(e, base, axes, paths, default_name):
+                    raise SpecError(e.path, e.message) from None
                 where = _point_label(values) + (f", baseline {baseline}" if baseline else "")
                 raise SpecError(f"[{where}] {e.path}", e.message) from None
             randomness = randomness or has_randomness(spec0)
@@ -256,3 +295,33 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
                 spec = _with_seed(spec0, variant, run_seed, default_name)
                 runs.append(Run(_run_id(values, baseline, r, width), index, r, run_seed, baseline, values, spec))
     return Grid(paths, tuple(points), repeat, baselines, tuple(runs), randomness)
+
+
+def _base_error(
+    e: SpecError,
+    base: dict[str, Any],
+    axes: Sequence[Sequence[tuple[str, list[Any]]]],
+    paths: Sequence[str],
+    default_name: str,
+) -> bool:
+    """Whether the first point's error ``e`` is the base file's own: at a field no axis sets (nor a table
+    holding one), and the same in the file as written and at the last point (every axis at its other end)."""
+    try:
+        where = parse_path(e.path)
+    except SpecError:
+        where = []  # a path that is not a field (the file's name): not one an axis sets
+    for p in paths:
+        swept = parse_path(p)
+        n = min(len(swept), len(where))
+        if n and swept[:n] == where[:n]:
+            return False
+
+    def same(doc: Mapping[str, Any]) -> bool:
+        try:
+            resolve(doc, default_name=default_name)
+        except SpecError as other:
+            return (other.path, other.message) == (e.path, e.message)
+        return False
+
+    last = {p: vs[-1] for axis in axes for p, vs in axis}
+    return same(base) and (not last or same(apply_overrides(base, last)))

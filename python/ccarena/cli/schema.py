@@ -11,7 +11,8 @@ __all__ = ["register"]
 
 _DESCRIPTION = """\
 Print the JSON Schema (draft 7) of the experiment file: every key, its type,
-default and meaning, and each algorithm's parameters. It is made from the
+default and meaning, the algorithm and queue-discipline names and each
+algorithm's parameters (from this build's engine). It is made from the
 same definitions the validator uses. Editors use it to complete and check
 keys, e.g. with taplo / Even Better TOML, a first line in the file:
 

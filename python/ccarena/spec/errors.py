@@ -26,8 +26,9 @@ class SpecError(ValueError):
 def did_you_mean(word: str, choices: Iterable[str], *, n: int = 1) -> str:
     """`` (did you mean "x"?)`` for the closest of ``choices`` to ``word``, or ``""`` when none is close.
 
-    Case is ignored in the comparison (``BBR`` finds ``bbr``), and a choice
-    that differs only in case or in ``-``/``_`` is always offered.
+    Case is ignored in the comparison (``BBR`` finds ``bbr``), a choice
+    that differs only in case or in ``-``/``_`` is always offered, and a word
+    of three or more letters that begins choices offers the first two.
     """
     import difflib
 
@@ -37,8 +38,11 @@ def did_you_mean(word: str, choices: Iterable[str], *, n: int = 1) -> str:
         return s.lower().replace("-", "_")
 
     folded = {fold(c): c for c in names}
+    prefixed = sorted(c for f, c in folded.items() if len(word) >= 3 and f.startswith(fold(word)) and c != word)
     if fold(word) in folded and folded[fold(word)] != word:
         found = [folded[fold(word)]]
+    elif prefixed:
+        found = prefixed[:2]
     else:
         close = difflib.get_close_matches(fold(word), list(folded), n=n, cutoff=0.6)
         found = [folded[c] for c in close if folded[c] != word]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .. import _core
-from .errors import SpecError
+from .errors import SpecError, did_you_mean
 from .limits import check_rate, check_time
 from .schema import Table
 from .units import (
@@ -68,7 +68,12 @@ def check_keys(value: Mapping[str, Any], path: str, known: Table | tuple[str, ..
     names = known.names if isinstance(known, Table) else known
     for key in value:
         if key not in names:
-            raise SpecError(join(path, key), f"unknown key (known: {', '.join(sorted(names))})")
+            raise SpecError(join(path, key), f"unknown key {_hint(key, sorted(names))}")
+
+
+def _hint(word: str, names: list[str] | tuple[str, ...], n: int = 1) -> str:
+    """``(did you mean "x"?)`` when a name is close to ``word``, else ``(known: a, b, c)``."""
+    return did_you_mean(word, names, n=n).strip() or f"(known: {', '.join(names)})"
 
 
 def _unit(parse: Callable[[Any], T], value: Any, path: str) -> T:
@@ -133,7 +138,7 @@ def choice(value: Any, path: str, choices: tuple[str, ...], what: str) -> str:
     if not isinstance(value, str):
         raise SpecError(path, f"expected one of {', '.join(choices)}, got {describe(value)}")
     if value not in choices:
-        raise SpecError(path, f'unknown {what} "{value}" (known: {", ".join(choices)})')
+        raise SpecError(path, f'unknown {what} "{value}" {_hint(value, choices)}')
     return value
 
 
@@ -169,6 +174,15 @@ def resolve_cc(cc: Any, given: dict[str, Any], path: str) -> dict[str, Any]:
     """The parameters of algorithm ``cc`` with every default filled in (the registry checks them)."""
     if not isinstance(cc, str):
         raise SpecError(join(path, "cc"), f'expected an algorithm name such as "cubic", got {describe(cc)}')
+    algos = algorithms()
+    if cc not in algos:
+        # Two suggestions: "bbr2" is as likely meant for bbr3 as for bbr.
+        raise SpecError(join(path, "cc"), f'unknown algorithm "{cc}" {_hint(cc, tuple(algos), n=2)}')
+    known = _param_names(cc)
+    for key in given:
+        if key not in known:
+            hint = _hint(key, known) if known else "(it has none)"
+            raise SpecError(join(join(path, "params"), key), f'unknown parameter "{key}" for {cc} {hint}')
     try:
         return dict(_resolve_cc(cc, tuple(given.items())))
     except ValueError as e:
@@ -181,6 +195,11 @@ def resolve_cc(cc: Any, given: dict[str, Any], path: str) -> dict[str, Any]:
 def algorithms() -> dict[str, Any]:
     """The registry by name (it does not change while the process runs)."""
     return {str(a["name"]): dict(a) for a in _core.cc_algorithms()}
+
+
+@functools.cache
+def _param_names(cc: str) -> tuple[str, ...]:
+    return tuple(str(p["name"]) for p in algorithms()[cc]["params"])
 
 
 @functools.lru_cache(maxsize=4096)

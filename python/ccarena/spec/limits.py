@@ -59,8 +59,8 @@ def warnings(resolved: dict[str, Any], engine: dict[str, Any]) -> list[str]:
         if rate < WARN_RATE_BPS:
             out.append(f"{path}.rate: {format_rate(rate)} is below 1kbps; a 1500-byte packet takes {12_000 / rate:g} s")
     for i, g in enumerate(resolved.get("flows", [])):
-        rtt = next(f["rtt_ns"] for f, gi in zip(engine["flows"], _groups(engine, resolved), strict=True) if gi == i)
-        if rtt > WARN_RTT_NS:
+        # Every flow of a group has the group's RTT, written canonically (it parses back exactly).
+        if parse_time(g["rtt"]) > WARN_RTT_NS:
             out.append(f"flows[{i}].rtt: {g['rtt']} is above 10s")
     flows = engine["flows"]
     if flows:
@@ -78,10 +78,3 @@ def warnings(resolved: dict[str, Any], engine: dict[str, Any]) -> list[str]:
         out.append(f"flows: {len(flows)} flows is more than 10000; see `ccarena run --dry-run` for the memory it needs")
     return out
 
-
-def _groups(engine: dict[str, Any], resolved: dict[str, Any]) -> list[int]:
-    """The group of each engine flow (in file order, count flows per group)."""
-    out: list[int] = []
-    for i, g in enumerate(resolved.get("flows", [])):
-        out += [i] * int(g["count"])
-    return out[: len(engine["flows"])]

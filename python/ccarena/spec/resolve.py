@@ -18,9 +18,9 @@ An experiment is a TOML file (or the same structure as a Python dict)::
 holding the *resolved* experiment (every default filled in, quantities as
 canonical unit strings, algorithm parameters complete) and the configuration
 the simulator runs. Any mistake raises :class:`SpecError`, whose text names
-the field, e.g. ``flows[1].cc: unknown algorithm "cubik" (known: cubic,
-newreno, reno)``. Unknown keys are errors, so a typo never falls back to a
-default silently.
+the field, e.g. ``flows[1].cc: unknown algorithm "cubik" (did you mean
+"cubic"?)``. Unknown keys are errors (with the closest known key), so a typo
+never falls back to a default silently.
 
 The schema (defaults in parentheses)::
 

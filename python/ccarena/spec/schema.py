@@ -49,6 +49,7 @@ class Field:
     ``type`` is one of: ``time``, ``rate``, ``size`` (bytes, packets or a BDP
     fraction), ``bytes``, ``int``, ``number``, ``bool``, ``string``,
     ``name`` (letters, digits, ``._+-``), ``choice`` (one of ``choices``),
+    ``algorithm`` (a name in the engine's registry, ``ccarena list cc``),
     ``table`` (the nested ``table``), ``qdisc_params`` (the parameters of the
     queue discipline named in ``choices``), ``tables`` (a list of ``table``; with
     ``single`` a lone table is accepted too), ``params`` (algorithm
@@ -269,7 +270,7 @@ MAX_FLOWS = 100_000
 FLOW = _t(
     "a group of identical flows",
     {
-        "cc": Field("string", "congestion-control algorithm (see `ccarena list cc`)", required=True),
+        "cc": Field("algorithm", "congestion-control algorithm (see `ccarena list cc`)", required=True),
         "count": Field("int", "number of flows in the group", default=1, lo=1, hi=MAX_FLOWS),
         "params": Field("params", "algorithm parameters", default={}),
         "start": Field("start", "start time, or a distribution of start times drawn per flow", default="0s"),
@@ -291,7 +292,7 @@ FLOW = _t(
 
 _SOURCE_TCP: dict[str, Field] = {
     "name": Field("name", "the source's name (default: kind and index)"),
-    "cc": Field("string", "congestion-control algorithm of its transfers", default="reno"),
+    "cc": Field("algorithm", "congestion-control algorithm of its transfers", default="reno"),
     "params": Field("params", "algorithm parameters", default={}),
     "rtt": Field("rtt_dist", "RTT of each transfer: a time or a distribution (default: topology.rtt)"),
     "direction": Field("choice", "which way the data go", default="forward", choices=DIRECTIONS),
@@ -371,6 +372,8 @@ MEASURE = _t(
         "interval": Field("time", "trace interval, 1 ms to the duration", default="100ms"),
         "trace": Field("bool", "record per-interval traces", default=True),
         "window": Field("times", "[from, to]: the window of every steady-state metric (default: the second half)"),
+        "packets": Field("times", "[from, to]: log every packet event at the links in this window to packets.parquet "
+                         "(enqueue, dequeue, drop, mark, deliver; off by default; simulator only)"),
         "average": Field("time", "averaging window of convergence and responsiveness", default="1s"),
         "standard": Field("names", "algorithms counted as standard TCP for friendliness", default=["reno", "newreno"]),
         "standard_groups": Field("groups", "flow groups counted as standard TCP instead (indices of [[flows]])"),
@@ -449,6 +452,8 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
         s = {"type": "string", "pattern": NAME_PATTERN}
     elif t == "string":
         s = {"type": "string"}
+    elif t == "algorithm":
+        s = {"enum": _algorithm_names(algorithms)}
     elif t == "bool":
         s = {"type": "boolean"}
     elif t == "times":
@@ -498,6 +503,15 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
     return s
 
 
+def _algorithm_names(algorithms: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The names of ``algorithms``, or of every algorithm of the engine's registry when none are given."""
+    if not algorithms:
+        from .. import _core
+
+        algorithms = _core.cc_algorithms()
+    return [str(a["name"]) for a in algorithms]
+
+
 def qdisc_key(param: Mapping[str, Any]) -> str:
     """The file's key of a queue-discipline parameter: ``target_ns`` is written ``target = "5ms"``,
     ``mtu_bytes`` ``mtu = "1514B"``; the others as the engine names them."""
@@ -532,8 +546,10 @@ def _qdisc_param_schema(p: Mapping[str, Any]) -> dict[str, Any]:
 def json_schema(algorithms: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The JSON Schema (draft 7) of an experiment file.
 
-    With ``algorithms`` (``ccarena.algorithms()``) each flow group's
-    ``params`` is checked against its algorithm's parameters. A campaign's
+    ``cc`` is one of the engine's algorithms and ``qdisc`` one of its queue
+    disciplines (both from the engine's tables). With ``algorithms``
+    (``ccarena.algorithms()``) each flow group's ``params`` is checked
+    against its algorithm's parameters. A campaign's
     ``[sweep]`` table is allowed (field paths with lists of values, ``zip``,
     ``repeat``, ``baseline``); see :mod:`ccarena.campaign.grid`.
     """
@@ -549,7 +565,8 @@ def json_schema(algorithms: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
             "zip": {"type": "array", "items": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                     "description": "groups of swept paths that vary together"},
             "repeat": {"type": "integer", "minimum": 1, "description": "runs per point", "default": 1},
-            "baseline": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+            "baseline": {"anyOf": [{"enum": _algorithm_names(algorithms)},
+                                   {"type": "array", "items": {"enum": _algorithm_names(algorithms)}}],
                          "description": "every point also run with every flow on this algorithm"},
         },
         "additionalProperties": {"type": "array", "minItems": 1},

@@ -2,18 +2,30 @@
 
 Every physical quantity in an experiment file is a string that carries its
 unit, so that a file reads the same to everyone and a forgotten unit is an
-error rather than a silent guess:
+error rather than a silent guess. Spaces between the number and the unit are
+allowed (``"100 Mbps"``).
 
-* rates: ``"100Mbps"``, ``"1.5Gbps"``, ``"735kbps"``, ``"800bps"`` (SI
-  prefixes k, M, G, T in either case; bits per second) → integer bit/s;
-* times: ``"20ms"``, ``"1.5s"``, ``"100us"``, ``"250ns"``, ``"2min"``,
-  ``"1h"`` → integer nanoseconds;
+* rates, in **bits** per second → integer bit/s: ``"100Mbps"``,
+  ``"1.5Gbps"``, ``"735kbps"``, ``"800bps"`` (prefixes k, M, G, T), or tc's
+  spellings ``"100mbit"``, ``"735kbit"``, ``"1gbit"``, ``"800bit"``. Case is
+  ignored (``"100MBPS"``, ``"100mbps"`` and ``"100Mbit"`` are all 100 Mbit/s;
+  note that tc itself reads ``mbps`` as megabytes), except that a capital
+  ``B`` followed by ``p`` (``"100MBps"``, ``"12.5KBps"``) is the usual
+  spelling of *bytes* per second and is refused, with the rate in bits it
+  stands for;
+* times → integer nanoseconds: ``"20ms"``, ``"1.5s"``, ``"100us"``
+  (or ``"100µs"``), ``"250ns"``, ``"2min"``, ``"1h"``; case is ignored
+  (``"40MS"`` is 40 ms);
 * sizes: ``"1500B"``, ``"64KB"`` (1000 bytes per kB), ``"64KiB"`` (1024),
-  ``"1MB"``, ``"1MiB"``, ``"100pkts"`` (packets) and ``"0.2bdp"`` (a
-  fraction of the bandwidth-delay product).
+  ``"1MB"``, ``"1MiB"``, ``"100pkts"`` (packets, also ``"1pkt"``) and
+  ``"0.2bdp"`` (a fraction of the bandwidth-delay product). The byte ``B`` is
+  case-sensitive, as a lowercase ``b`` means bits (``"64Mb"`` is refused, not
+  read as ``"64MB"``); the prefixes, the ``i`` of binary prefixes, ``pkts``
+  and ``bdp`` are not (``"64kB"``, ``"64KIB"``, ``"100PKTS"``, ``"1BDP"``).
 
 The parsers raise :class:`UnitError` with a message that shows an example of
-the expected form; :mod:`ccarena.spec` adds the path of the field. The
+the expected form, and lists the accepted units when the value has a unit
+that is not one of them; :mod:`ccarena.spec` adds the path of the field. The
 ``format_*`` functions give the canonical string of a value, which parses back
 to exactly the same value.
 """
@@ -50,10 +62,21 @@ class UnitError(ValueError):
 
 _NUMBER = r"(?P<num>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 
-_RATE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>[kKmMgGtT]?)bps")
-_RATE_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+# The units, written with explicit character classes rather than a case-insensitive flag so
+# that the same text serves as a JSON Schema pattern (ECMA-262 has no inline flags).
+_PREFIX = r"(?P<prefix>[kKmMgGtT]?)"
+_RATE_UNIT = r"(?![kKmMgGtT]?Bp)" + _PREFIX + r"(?P<unit>[bB][pP][sS]|[bB][iI][tT])"
+"""bps or bit with an SI prefix, any case; "Bp" (a capital B then p: bytes per second) excluded."""
+_TIME_UNIT_RE = r"(?P<unit>[nN][sS]|[uUµ][sS]|[mM][sS]|[sS]|[mM][iI][nN]|[hH])"
+_BYTES_UNIT = r"(?P<unit>(?:[kKmMgGtT][iI]?)?B)"
+_SIZE_UNIT = r"(?P<unit>(?:[kKmMgGtT][iI]?)?B|[pP][kK][tT][sS]?|[bB][dD][pP])"
 
-_TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|min|h)")
+_RATE_RE = re.compile(_NUMBER + r"\s*" + _RATE_UNIT)
+_RATE_BYTES_RE = re.compile(_NUMBER + r"\s*" + _PREFIX + r"Bps")
+_RATE_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_RATE_PREFIX_NAME = {"": "", "k": "k", "m": "M", "g": "G", "t": "T"}
+
+_TIME_RE = re.compile(_NUMBER + r"\s*" + _TIME_UNIT_RE)
 _TIME_UNIT = {
     "ns": 1,
     "us": 10**3,
@@ -64,18 +87,33 @@ _TIME_UNIT = {
     "h": 3600 * 10**9,
 }
 
-_SIZE_RE = re.compile(_NUMBER + r"\s*(?P<unit>[kKmMgGtT]?(?:i)?B|pkts?|bdp)")
+_SIZE_RE = re.compile(_NUMBER + r"\s*" + _SIZE_UNIT)
 _BYTE_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY_PREFIX = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
+# A number followed by something: what the unit lists are shown for when it is not a unit.
+_WITH_UNIT_RE = re.compile(r"[+-]?" + _NUMBER + r"\s*(?P<rest>\S.*)")
+
+
+def _plain(regex: str) -> str:
+    """A regular expression without named groups (JSON Schema patterns have none)."""
+    return re.sub(r"\(\?P<\w+>", "(?:", regex)
+
+
 # The same forms as regular expressions without named groups (ECMA-262 flavour
 # as JSON Schema's "pattern" takes them); spaces around the value are allowed.
-_PLAIN_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-RATE_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*[kKmMgGtT]?bps\s*$"
-TIME_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*(?:ns|us|µs|ms|s|min|h)\s*$"
-SIZE_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*(?:[kKmMgGtT]?i?B|pkts?|bdp)\s*$"
-BYTES_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*[kKmMgGtT]?i?B\s*$"
+_PLAIN_NUMBER = _plain(_NUMBER)
+RATE_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*" + _plain(_RATE_UNIT) + r"\s*$"
+TIME_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*" + _plain(_TIME_UNIT_RE) + r"\s*$"
+SIZE_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*" + _plain(_SIZE_UNIT) + r"\s*$"
+BYTES_PATTERN = r"^\s*" + _PLAIN_NUMBER + r"\s*" + _plain(_BYTES_UNIT) + r"\s*$"
 """Patterns of rates, times, sizes and byte sizes, for the experiment file's JSON Schema."""
+
+RATE_UNITS = "bps, kbps, Mbps, Gbps, Tbps, or bit, kbit, mbit, gbit"
+TIME_UNITS = "ns, us, ms, s, min, h"
+SIZE_UNITS = "B, KB, MB, GB, KiB, MiB, GiB, pkts, bdp"
+BYTES_UNITS = "B, KB, MB, GB, KiB, MiB, GiB"
+"""The accepted units, as the error messages list them."""
 
 RATE_EXAMPLE = 'a rate such as "100Mbps"'
 TIME_EXAMPLE = 'a time such as "20ms"'
@@ -98,16 +136,37 @@ def describe(value: object) -> str:
     return repr(value)
 
 
-def _expected(what: str, value: object) -> UnitError:
-    return UnitError(f"expected {what}, got {describe(value)}")
+class _Kind:
+    """What a parser expects: an example, the units it lists, and a regex of one unit."""
+
+    def __init__(self, example: str, units: str, unit_regex: str) -> None:
+        self.example = example
+        self.units = units
+        self.unit_re = re.compile(unit_regex)
 
 
-def _match(regex: re.Pattern[str], what: str, value: object) -> re.Match[str]:
+_RATE = _Kind(RATE_EXAMPLE, RATE_UNITS, _RATE_UNIT)
+_TIME = _Kind(TIME_EXAMPLE, TIME_UNITS, _TIME_UNIT_RE)
+_SIZE = _Kind(SIZE_EXAMPLE, SIZE_UNITS, _SIZE_UNIT)
+_BYTES = _Kind(BYTES_EXAMPLE, BYTES_UNITS, _BYTES_UNIT)
+
+
+def _expected(kind: _Kind, value: object) -> UnitError:
+    """``expected <example>, got <value>``; the accepted units too when ``value`` has a unit that is not one."""
+    hint = ""
+    if isinstance(value, str):
+        m = _WITH_UNIT_RE.fullmatch(value.strip())
+        if m is not None and kind.unit_re.fullmatch(m["rest"]) is None:
+            hint = f" (units: {kind.units})"
+    return UnitError(f"expected {kind.example}{hint}, got {describe(value)}")
+
+
+def _match(regex: re.Pattern[str], kind: _Kind, value: object) -> re.Match[str]:
     if not isinstance(value, str):
-        raise _expected(what, value)
+        raise _expected(kind, value)
     m = regex.fullmatch(value.strip())
     if m is None:
-        raise _expected(what, value)
+        raise _expected(kind, value)
     return m
 
 
@@ -125,7 +184,10 @@ def _to_int(x: Fraction) -> int:
 
 def _parse_rate(value: object) -> int:
     """Parses a rate such as ``"100Mbps"`` into bit/s; it must be at least 1 bit/s."""
-    m = _match(_RATE_RE, RATE_EXAMPLE, value)
+    if isinstance(value, str) and (b := _RATE_BYTES_RE.fullmatch(value.strip())) is not None:
+        bits = _decimal_str(_exact(b["num"]) * 8) + _RATE_PREFIX_NAME[b["prefix"].lower()] + "bps"
+        raise UnitError(f"expected a rate in bits per second, got {describe(value)} (bytes per second; write \"{bits}\")")
+    m = _match(_RATE_RE, _RATE, value)
     bps = _to_int(_exact(m["num"]) * _RATE_PREFIX[m["prefix"].lower()])
     if bps < 1:
         raise UnitError(f"must be greater than 0, got {describe(value)}")
@@ -134,8 +196,8 @@ def _parse_rate(value: object) -> int:
 
 def _parse_time(value: object) -> int:
     """Parses a time such as ``"20ms"`` into nanoseconds (zero is allowed)."""
-    m = _match(_TIME_RE, TIME_EXAMPLE, value)
-    return _to_int(_exact(m["num"]) * _TIME_UNIT[m["unit"]])
+    m = _match(_TIME_RE, _TIME, value)
+    return _to_int(_exact(m["num"]) * _TIME_UNIT[m["unit"].lower()])
 
 
 @dataclass(frozen=True)
@@ -152,14 +214,14 @@ class Size:
 
 def _parse_size(value: object) -> Size:
     """Parses ``"64KB"``, ``"64KiB"``, ``"1500B"``, ``"100pkts"`` or ``"0.2bdp"``."""
-    m = _match(_SIZE_RE, SIZE_EXAMPLE, value)
+    m = _match(_SIZE_RE, _SIZE, value)
     num = _exact(m["num"])
     unit = m["unit"]
-    if unit == "bdp":
+    if unit.lower() == "bdp":
         if num <= 0:
             raise UnitError(f"must be greater than 0, got {describe(value)}")
         return Size("bdp", num)
-    if unit in ("pkt", "pkts"):
+    if unit.lower() in ("pkt", "pkts"):
         if num.denominator != 1:
             raise UnitError(f"a packet count must be a whole number, got {describe(value)}")
         return Size("pkts", int(num))
@@ -167,13 +229,8 @@ def _parse_size(value: object) -> Size:
 
 
 def _bytes_from(num: Fraction, unit: str, value: object) -> int:
-    prefix = unit[:-1]
-    if prefix.endswith("i"):
-        if prefix[:-1] == "":
-            raise _expected(SIZE_EXAMPLE, value)
-        factor = _BINARY_PREFIX[prefix[:-1].lower()]
-    else:
-        factor = _BYTE_PREFIX[prefix.lower()]
+    prefix = unit[:-1].lower()  # "", "k", "ki", "m", "mi", ...: the regex admits no lone "i"
+    factor = _BINARY_PREFIX[prefix[0]] if prefix.endswith("i") else _BYTE_PREFIX[prefix]
     total = num * factor
     if total.denominator != 1:
         raise UnitError(f"must be a whole number of bytes, got {describe(value)}")
@@ -183,15 +240,15 @@ def _bytes_from(num: Fraction, unit: str, value: object) -> int:
 def parse_bytes(value: object) -> int:
     """Parses a size in bytes (``"10MB"``, ``"64KiB"``, ``"1500B"``)."""
     if not isinstance(value, str):
-        raise _expected(BYTES_EXAMPLE, value)
+        raise _expected(_BYTES, value)
     try:
         size = parse_size(value)
     except UnitError as e:
         if str(e).startswith("expected "):
-            raise _expected(BYTES_EXAMPLE, value) from None
+            raise _expected(_BYTES, value) from None
         raise
     if size.kind != "bytes":
-        raise _expected(BYTES_EXAMPLE, value)
+        raise _expected(_BYTES, value)
     assert isinstance(size.value, int)
     return size.value
 
