@@ -67,6 +67,12 @@ def execute(task: Task) -> Outcome:
     except Exception as e:  # every failure of one run is recorded, the campaign goes on
         message = str(e) or type(e).__name__
         return Outcome(task.run_id, False, None, f"{type(e).__name__}: {message}", time.perf_counter() - t0)
+    except BaseException as e:
+        # A panic of the engine (pyo3's PanicException is a BaseException) fails
+        # this run only; Ctrl-C and exits still end the worker.
+        if type(e).__name__ != "PanicException":
+            raise
+        return Outcome(task.run_id, False, None, f"engine panic: {e}", time.perf_counter() - t0)
     return Outcome(task.run_id, True, result.summary, None, time.perf_counter() - t0)
 
 

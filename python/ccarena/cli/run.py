@@ -18,7 +18,7 @@ from .common import (
     parse_sets,
 )
 
-__all__ = ["emu_line", "load_emu_spec", "register"]
+__all__ = ["emu_line", "is_engine_panic", "load_emu_spec", "register"]
 
 LATENESS_WARN_US = 200.0
 """Above this 99th percentile of delivery lateness an emulated run is flagged."""
@@ -200,17 +200,28 @@ def run_command(args: argparse.Namespace) -> int:
     bar = _Progress(spec.duration_ns, quiet=args.quiet)
     try:
         result = run(spec, out=out, figure=not args.no_figure, progress=bar.update)
-    except ResultExistsError as e:
+    except (ResultExistsError, SpecError) as e:
+        # SpecError: a value the engine refused that the validation let through.
         error(str(e))
         return EXIT_USAGE
     except RuntimeError as e:
         error(f"simulation failed: {e}")
+        return EXIT_FAILED
+    except BaseException as e:
+        if not is_engine_panic(e):
+            raise
+        error(f"simulation failed: the engine crashed (a bug in ccarena; please report it): {e}")
         return EXIT_FAILED
     finally:
         bar.close()
     print(result.summary_text())
     print(f"\nresults: {result.path}")
     return EXIT_OK
+
+
+def is_engine_panic(e: BaseException) -> bool:
+    """Whether ``e`` is a panic of the compiled engine (pyo3's PanicException, a BaseException)."""
+    return type(e).__name__ == "PanicException"
 
 
 def emu_line(summary: dict[str, Any]) -> str:

@@ -11,8 +11,18 @@ from . import fields as F
 from .distributions import loss
 from .errors import SpecError
 from .limits import MAX_BUFFER_PKTS
-from .schema import BOTTLENECK, QDISC_CATALOGUE, QDISCS, REVERSE, TOPOLOGY, qdisc_key, qdisc_unit
-from .units import Size, format_bytes, format_rate, format_size, format_time
+from .schema import BOTTLENECK, QDISC_CATALOGUE, QDISCS, REVERSE, TOPOLOGY, qdisc_key
+from .units import (
+    Size,
+    UnitError,
+    describe,
+    format_bytes,
+    format_rate,
+    format_size,
+    format_time,
+    parse_bytes,
+    parse_time,
+)
 
 __all__ = ["Link", "Topology", "buffer_limit", "topology"]
 
@@ -139,7 +149,12 @@ def topology(raw: dict[str, Any]) -> Topology:
 
 
 def qdisc_params(link: dict[str, Any], qdisc: str, path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The table named after the discipline (``red = { min_th = 5, ... }``): (resolved, engine) with defaults."""
+    """The table named after the discipline (``red = { min_th = 5, ... }``): (resolved, engine) with defaults.
+
+    Types, units, ranges and relations come from the engine's own table
+    (``_core.qdisc_catalogue()``, which the engine checks a configuration
+    against), so a value passes here exactly when the engine takes it.
+    """
     for other in QDISCS:
         if other != qdisc and other in link:
             raise SpecError(F.join(path, other), f'only with qdisc = "{other}" (this link has qdisc = "{qdisc}")')
@@ -152,31 +167,46 @@ def qdisc_params(link: dict[str, Any], qdisc: str, path: str) -> tuple[dict[str,
     engine: dict[str, Any] = {}
     for key, p in params.items():
         value = given.get(key)
-        here = F.join(where, key)
-        unit = qdisc_unit(p)
-        if unit == "time":
-            ns = F.time(value, here) if value is not None else int(p["default"])
-            resolved[key], engine[p["name"]] = format_time(ns), ns
-        elif unit == "bytes":
-            n = F.byte_count(value, here) if value is not None else int(p["default"])
-            resolved[key], engine[p["name"]] = format_bytes(n), n
-        else:
-            v = p["default"] if value is None else _qdisc_value(value, p, here)
-            resolved[key] = engine[p["name"]] = v
+        v = p["default"] if value is None else _qdisc_value(value, p, F.join(where, key))
+        engine[p["name"]] = v
+        unit = p.get("unit")
+        resolved[key] = format_time(v) if unit == "ns" else format_bytes(v) if unit == "bytes" else v
+    for key, p in params.items():
+        other = p.get("exceeds")
+        if other is None or engine[p["name"]] > engine[other]:
+            continue
+        other_key = next(k for k, q in params.items() if q["name"] == other)
+        if given.get(key) is not None:
+            raise SpecError(F.join(where, key), f"must exceed {other_key} ({resolved[other_key]}), got {resolved[key]}")
+        raise SpecError(
+            F.join(where, other_key), f"must be below {key} ({resolved[key]}, its default), got {resolved[other_key]}"
+        )
     return resolved, engine
 
 
 def _qdisc_value(value: Any, p: dict[str, Any], path: str) -> Any:
+    """One parameter as written, checked against the engine's table; in the engine's unit."""
     kind = p["type"]
     if kind == "bool":
         return F.boolean(value, path)
     if kind == "choice":
         return F.choice(value, path, tuple(p.get("choices") or ()), "mode")
-    lo = p.get("min") if p.get("min") is not None else -math.inf
-    hi = p.get("max") if p.get("max") is not None else math.inf
+    lo, hi = p["min"], p["max"]
+    lo_open, hi_open = bool(p.get("min_open")), bool(p.get("max_open"))
+    unit = p.get("unit")
+    if unit is not None:
+        what, show = ("a time", format_time) if unit == "ns" else ("a size", format_bytes)
+        want = f"expected {what} in {'(' if lo_open else '['}{show(lo)}, {show(hi)}{']' if not hi_open else ')'}"
+        try:
+            n = parse_time(value) if unit == "ns" else parse_bytes(value)
+        except UnitError as e:
+            raise SpecError(path, str(e)) from None
+        if n < lo or n > hi or (lo_open and n == lo) or (hi_open and n == hi):
+            raise SpecError(path, f"{want}, got {describe(value)}")
+        return n
     if kind == "int":
-        return F.integer(value, path, int(lo) if math.isfinite(lo) else -(2**63), int(hi) if math.isfinite(hi) else 2**63 - 1)
-    return F.number(value, path, float(lo), float(hi))
+        return F.integer(value, path, lo + 1 if lo_open else lo, hi - 1 if hi_open else hi)
+    return F.number(value, path, float(lo), float(hi), lo_open=lo_open, hi_open=hi_open)
 
 
 def buffer_limit(link: Link, path: str, rtt_ns: int, packet_bytes: int, max_packet: int) -> tuple[str, int]:

@@ -239,17 +239,83 @@ pub enum DefaultValue {
     Str(&'static str),
 }
 
-/// One parameter of a discipline.
+/// The unit an integer parameter is counted in; the experiment file writes
+/// these with a unit (`target = "5ms"`, `mtu = "1514B"`) and the name ends
+/// in `_ns` or `_bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A plain number (packets, a probability, a gain, ...; the doc says which).
+    Plain,
+    /// Nanoseconds.
+    Ns,
+    /// Bytes.
+    Bytes,
+}
+
+impl Unit {
+    /// `None`, `"ns"` or `"bytes"`, as the Python front end reads it.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Unit::Plain => None,
+            Unit::Ns => Some("ns"),
+            Unit::Bytes => Some("bytes"),
+        }
+    }
+}
+
+/// One parameter of a discipline: the single statement of its type, unit
+/// and range, which [`QdiscConfig::from_params`] (and so the engine's own
+/// check of a configuration) and the Python validation both apply.
 #[derive(Clone, Debug)]
 pub struct QdiscParam {
     pub name: &'static str,
     pub ty: ParamType,
     pub default: DefaultValue,
-    /// Inclusive bounds for numbers.
+    /// Bounds of a number (every number has both; none for bools and strings),
+    /// in the parameter's unit.
     pub min: Option<f64>,
     pub max: Option<f64>,
+    /// The bound itself is outside the range: min < x rather than min ≤ x.
+    pub min_open: bool,
+    pub max_open: bool,
+    pub unit: Unit,
+    /// The value must be greater than this other parameter's (RED's max_th > min_th).
+    pub exceeds: Option<&'static str>,
     pub choices: &'static [&'static str],
     pub doc: &'static str,
+}
+
+impl QdiscParam {
+    /// Whether the number `x` lies in the range.
+    pub fn admits(&self, x: f64) -> bool {
+        let above = self.min.is_none_or(|m| if self.min_open { x > m } else { x >= m });
+        let below = self.max.is_none_or(|m| if self.max_open { x < m } else { x <= m });
+        x.is_finite() && above && below
+    }
+
+    /// The range as text: `(0, 10000000000000]`, `[0, 1]`.
+    pub fn range(&self) -> String {
+        let lo = self.min.map_or("-inf".to_string(), |m| m.to_string());
+        let hi = self.max.map_or("inf".to_string(), |m| m.to_string());
+        let (l, r) = (if self.min_open { "(" } else { "[" }, if self.max_open { ")" } else { "]" });
+        format!("{l}{lo}, {hi}{r}")
+    }
+
+    fn open_min(self) -> QdiscParam {
+        QdiscParam { min_open: true, ..self }
+    }
+
+    fn open_max(self) -> QdiscParam {
+        QdiscParam { max_open: true, ..self }
+    }
+
+    fn unit(self, unit: Unit) -> QdiscParam {
+        QdiscParam { unit, ..self }
+    }
+
+    fn exceeds(self, other: &'static str) -> QdiscParam {
+        QdiscParam { exceeds: Some(other), ..self }
+    }
 }
 
 /// One discipline: its name (the `kind` key), summary, sources and parameters.
@@ -261,6 +327,8 @@ pub struct QdiscInfo {
     pub params: Vec<QdiscParam>,
 }
 
+/// A parameter with an inclusive range `[min, max]` (open ends, a unit and
+/// relations are added with the builder methods above).
 const fn p(
     name: &'static str,
     ty: ParamType,
@@ -269,15 +337,38 @@ const fn p(
     max: Option<f64>,
     doc: &'static str,
 ) -> QdiscParam {
-    QdiscParam { name, ty, default, min, max, choices: &[], doc }
+    QdiscParam {
+        name,
+        ty,
+        default,
+        min,
+        max,
+        min_open: false,
+        max_open: false,
+        unit: Unit::Plain,
+        exceeds: None,
+        choices: &[],
+        doc,
+    }
 }
+
+/// Longest time parameter, ns: 10^4 s, far beyond any sensible target or
+/// interval and 100 times below the engine's limit on any time.
+const MAX_PARAM_NS: f64 = 1e13;
+/// Largest size parameter (MTU, average packet), bytes.
+const MAX_PARAM_BYTES: f64 = 1e6;
+/// Largest RED threshold: the largest buffer the engine holds, in bytes
+/// (in packet mode it is far beyond any buffer, which is harmless).
+const MAX_RED_TH: f64 = crate::check::MAX_BUFFER_BYTES as f64;
 
 use DefaultValue as D;
 use ParamType as T;
 
 /// Every discipline with its parameters, defaults, ranges and sources.
 pub fn catalogue() -> Vec<QdiscInfo> {
-    let ns = |name, default: i64, doc| p(name, T::Int, D::Int(default), Some(1.0), Some(1e13), doc);
+    // A time in (0, 10^4 s], written with a unit in the experiment file.
+    let ns = |name, default: i64, doc| p(name, T::Int, D::Int(default), Some(0.0), Some(MAX_PARAM_NS), doc).open_min().unit(Unit::Ns);
+    let bytes = |name, default: i64, doc| p(name, T::Int, D::Int(default), Some(1.0), Some(MAX_PARAM_BYTES), doc).unit(Unit::Bytes);
     vec![
         QdiscInfo {
             name: "droptail",
@@ -290,17 +381,17 @@ pub fn catalogue() -> Vec<QdiscInfo> {
             summary: "Random Early Detection with gentle mode, idle-time decay, count-based spacing of drops and optional Adaptive RED; packet or byte mode.",
             source: "Floyd & Jacobson, IEEE/ACM ToN 1(4) 1993; Floyd, Gummadi & Shenker, Adaptive RED, ICSI 2001; Linux include/net/red.h, net/sched/sch_red.c",
             params: vec![
-                p("min_th", T::Float, D::Float(5.0), Some(0.0), None, "Lower threshold of the average queue, packets (mode=packets) or bytes (mode=bytes). Floyd & Jacobson 1993 §11: at least 5 packets."),
-                p("max_th", T::Float, D::Float(15.0), Some(0.0), None, "Upper threshold, same unit as min_th; must exceed min_th. Floyd's recommendation: 3·min_th."),
+                p("min_th", T::Float, D::Float(5.0), Some(0.0), Some(MAX_RED_TH), "Lower threshold of the average queue, packets (mode=packets) or bytes (mode=bytes). Floyd & Jacobson 1993 §11: at least 5 packets.").open_max(),
+                p("max_th", T::Float, D::Float(15.0), Some(0.0), Some(MAX_RED_TH), "Upper threshold, same unit as min_th; must exceed min_th. Floyd's recommendation: 3·min_th.").open_min().exceeds("min_th"),
                 p("max_p", T::Float, D::Float(0.1), Some(0.0), Some(1.0), "Marking probability at avg = max_th (Floyd's RED notes: 0.1; Adaptive RED starts here and adapts it)."),
                 p("wq", T::Float, D::Float(0.002), Some(1e-9), Some(1.0), "EWMA weight of the average queue (Floyd & Jacobson 1993 §6: 0.002; Linux: 2^-Wlog)."),
                 p("gentle", T::Bool, D::Bool(true), None, None, "Ramp the probability linearly from max_p to 1 between max_th and 2·max_th instead of dropping everything above max_th (Floyd, 'gentle' RED, 2000)."),
                 p("ecn", T::Bool, D::Bool(false), None, None, "CE-mark ECN-capable packets instead of dropping them in the probabilistic region (RFC 3168 §5; Linux TC_RED_ECN)."),
                 p("harddrop", T::Bool, D::Bool(true), None, None, "Drop even ECN-capable packets in the forced region (avg ≥ max_th, or ≥ 2·max_th with gentle), as RFC 3168 §7 and the RED paper intend. Linux's default (TC_RED_HARDDROP unset) is false: it marks there too."),
                 p("adaptive", T::Bool, D::Bool(false), None, None, "Adaptive RED: every 0.5 s, max_p += min(0.01, max_p/4) if avg is above min_th + 0.6·(max_th − min_th), max_p ×= 0.9 if below min_th + 0.4·(max_th − min_th) (Floyd, Gummadi, Shenker 2001, Fig. 2; Linux TC_RED_ADAPTATIVE)."),
-                QdiscParam { name: "mode", ty: T::Str, default: D::Str("packets"), min: None, max: None, choices: &["packets", "bytes"], doc: "Queue measured in packets or bytes; in byte mode p_b is scaled by size/mtu_bytes (Floyd & Jacobson 1993 §4)." },
-                p("avpkt_bytes", T::Int, D::Int(1000), Some(1.0), Some(1e6), "Average packet size; its transmission time is s in the idle-time decay avg ← (1−wq)^(idle/s)·avg (paper Fig. 2; tc-red 'avpkt', typical 1000)."),
-                p("mtu_bytes", T::Int, D::Int(1514), Some(1.0), Some(1e6), "Maximum packet size for byte mode's scaling (Linux psched_mtu: MTU + Ethernet header)."),
+                QdiscParam { choices: &["packets", "bytes"], ..p("mode", T::Str, D::Str("packets"), None, None, "Queue measured in packets or bytes; in byte mode p_b is scaled by size/mtu_bytes (Floyd & Jacobson 1993 §4).") },
+                bytes("avpkt_bytes", 1000, "Average packet size; its transmission time is s in the idle-time decay avg ← (1−wq)^(idle/s)·avg (paper Fig. 2; tc-red 'avpkt', typical 1000)."),
+                bytes("mtu_bytes", 1514, "Maximum packet size for byte mode's scaling (Linux psched_mtu: MTU + Ethernet header)."),
             ],
         },
         QdiscInfo {
@@ -311,7 +402,7 @@ pub fn catalogue() -> Vec<QdiscInfo> {
                 ns("target_ns", 5_000_000, "Acceptable standing sojourn time (RFC 8289 §4.4: 5 ms; Linux codel_params_init)."),
                 ns("interval_ns", 100_000_000, "Window over which the sojourn must stay above target, ≈ worst-case RTT (RFC 8289 §4.3: 100 ms)."),
                 p("ecn", T::Bool, D::Bool(false), None, None, "CE-mark ECN-capable packets instead of dropping them (RFC 8289 §5.5; Linux sch_codel default off)."),
-                p("mtu_bytes", T::Int, D::Int(1514), Some(1.0), Some(1e6), "Never drop while at most this many bytes are queued (RFC 8289 MAXPACKET; Linux psched_mtu)."),
+                bytes("mtu_bytes", 1514, "Never drop while at most this many bytes are queued (RFC 8289 MAXPACKET; Linux psched_mtu)."),
             ],
         },
         QdiscInfo {
@@ -320,14 +411,14 @@ pub fn catalogue() -> Vec<QdiscInfo> {
             source: "RFC 8033; Linux net/sched/sch_pie.c, include/net/pie.h",
             params: vec![
                 ns("target_ns", 15_000_000, "Target queueing delay QDELAY_REF (RFC 8033 §4.1: 15 ms; Linux default 15 ms)."),
-                ns("tupdate_ns", 15_000_000, "Probability update period T_UPDATE (RFC 8033: 15 ms; Linux 15 ms)."),
+                p("tupdate_ns", T::Int, D::Int(15_000_000), Some(1e3), Some(MAX_PARAM_NS), "Probability update period T_UPDATE (RFC 8033: 15 ms; Linux 15 ms). At least 1 us, Linux's unit for it (tc-pie 'tupdate'): the engine catches up update by update, so a shorter one costs a loop per nanosecond.").unit(Unit::Ns),
                 p("alpha", T::Float, D::Float(0.125), Some(0.0), Some(32.0), "Weight of (qdelay − target), per second (RFC 8033 §4.2: 0.125 Hz)."),
                 p("beta", T::Float, D::Float(1.25), Some(0.0), Some(32.0), "Weight of (qdelay − qdelay_old), per second (RFC 8033 §4.2: 1.25 Hz)."),
                 ns("max_burst_ns", 150_000_000, "Burst allowance MAX_BURST during which nothing is dropped (RFC 8033 §4.1: 150 ms)."),
                 p("ecn", T::Bool, D::Bool(false), None, None, "CE-mark ECN-capable packets instead of dropping while the probability is at most ecn_prob (RFC 8033 §5.1; Linux default off)."),
                 p("ecn_prob", T::Float, D::Float(0.1), Some(0.0), Some(1.0), "Largest drop probability at which marking replaces dropping (RFC 8033 §5.1: 10 %)."),
                 p("bytemode", T::Bool, D::Bool(false), None, None, "Scale the probability by packet size / mtu_bytes (Linux sch_pie 'bytemode')."),
-                p("mtu_bytes", T::Int, D::Int(1514), Some(1.0), Some(1e6), "Full-size packet: no early drop with fewer than two of them queued (RFC 8033 §5.1; Linux psched_mtu)."),
+                bytes("mtu_bytes", 1514, "Full-size packet: no early drop with fewer than two of them queued (RFC 8033 §5.1; Linux psched_mtu)."),
             ],
         },
         QdiscInfo {
@@ -341,7 +432,7 @@ pub fn catalogue() -> Vec<QdiscInfo> {
                 ns("interval_ns", 100_000_000, "CoDel interval per sub-queue (RFC 8290 §5.2: 100 ms)."),
                 p("ecn", T::Bool, D::Bool(true), None, None, "CE-mark ECN-capable packets instead of dropping (RFC 8290 §5.2; Linux fq_codel default on)."),
                 p("drop_batch", T::Int, D::Int(64), Some(1.0), Some(1e6), "Most packets dropped from the fattest queue per overflow (Linux fq_codel drop_batch_size: 64)."),
-                p("mtu_bytes", T::Int, D::Int(1514), Some(1.0), Some(1e6), "CoDel's MAXPACKET (Linux psched_mtu)."),
+                bytes("mtu_bytes", 1514, "CoDel's MAXPACKET (Linux psched_mtu)."),
             ],
         },
         QdiscInfo {
@@ -380,20 +471,24 @@ impl Args<'_> {
         Ok((v, spec))
     }
 
+    /// A number, checked against its type, its range and the parameter it
+    /// must exceed (the messages match the Python validation's).
     fn num(&self, name: &str) -> Result<f64, String> {
         let (v, spec) = self.raw(name)?;
-        let x = match (v, spec.ty) {
-            (ParamValue::Float(x), T::Float) => x,
-            (ParamValue::Int(i), T::Float) => i as f64,
-            (ParamValue::Int(i), T::Int) => i as f64,
+        let (x, what) = match (&v, spec.ty) {
+            (ParamValue::Float(x), T::Float) => (*x, "a number"),
+            (ParamValue::Int(i), T::Float) => (*i as f64, "a number"),
+            (ParamValue::Int(i), T::Int) => (*i as f64, "an integer"),
             (v, t) => return Err(format!("{name}: expected {}, got {v}", t.name())),
         };
-        if !x.is_finite() || spec.min.is_some_and(|m| x < m) || spec.max.is_some_and(|m| x > m) {
-            return Err(format!(
-                "{name}: {x} is outside [{}, {}]",
-                spec.min.unwrap_or(f64::NEG_INFINITY),
-                spec.max.unwrap_or(f64::INFINITY)
-            ));
+        if !spec.admits(x) {
+            return Err(format!("{name}: expected {what} in {}, got {v}", spec.range()));
+        }
+        if let Some(other) = spec.exceeds {
+            let y = self.num(other)?;
+            if x <= y {
+                return Err(format!("{name}: must exceed {other} ({y}), got {v}"));
+            }
         }
         Ok(x)
     }
@@ -432,7 +527,7 @@ impl QdiscConfig {
         })?;
         for (k, _) in given {
             if !info.params.iter().any(|q| q.name == k) {
-                return Err(format!("{kind}: unknown parameter {k:?}"));
+                return Err(format!("{k}: unknown parameter of {kind}"));
             }
         }
         let a = Args { info, given };
@@ -452,9 +547,6 @@ impl QdiscConfig {
                     avpkt_bytes: a.u("avpkt_bytes")?,
                     mtu_bytes: a.u("mtu_bytes")?,
                 };
-                if c.max_th <= c.min_th {
-                    return Err(format!("red: max_th ({}) must exceed min_th ({})", c.max_th, c.min_th));
-                }
                 QdiscConfig::Red(c)
             }
             "codel" => QdiscConfig::Codel(CodelConfig {
@@ -790,11 +882,14 @@ mod tests {
         assert_eq!(QdiscConfig::from_params("pie", &[]).unwrap(), QdiscConfig::Pie(PieConfig::default()));
         assert_eq!(QdiscConfig::from_params("fq_codel", &[]).unwrap(), QdiscConfig::FqCodel(FqCodelConfig::default()));
         let e = |k: &str, v: ParamValue| QdiscConfig::from_params("red", &[(k.into(), v)]).unwrap_err();
-        assert!(e("max_p", ParamValue::Float(1.5)).contains("outside"));
+        assert_eq!(e("max_p", ParamValue::Float(1.5)), "max_p: expected a number in [0, 1], got 1.5");
         assert!(e("gentle", ParamValue::Int(1)).contains("expected bool"));
         assert!(e("bogus", ParamValue::Int(1)).contains("unknown parameter"));
         assert!(e("mode", ParamValue::Str("frames".into())).contains("expected one of"));
-        assert!(e("min_th", ParamValue::Float(20.0)).contains("must exceed"));
+        assert_eq!(e("min_th", ParamValue::Float(20.0)), "max_th: must exceed min_th (20), got 15");
+        let c = |k: &str, v: i64| QdiscConfig::from_params("codel", &[(k.into(), ParamValue::Int(v))]);
+        assert_eq!(c("interval_ns", 0).unwrap_err(), "interval_ns: expected an integer in (0, 10000000000000], got 0");
+        assert!(c("interval_ns", 1).is_ok());
         assert!(QdiscConfig::from_params("blue", &[]).unwrap_err().contains("unknown qdisc"));
         let c = QdiscConfig::from_params(
             "codel",
@@ -802,6 +897,96 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c, QdiscConfig::Codel(CodelConfig { target_ns: 2_000_000, ecn: true, ..CodelConfig::default() }));
+    }
+
+    /// The value just past `x` towards `to` (the next float; for integers, ±1).
+    fn step(p: &QdiscParam, x: f64, to: f64) -> f64 {
+        match p.ty {
+            T::Int => x + (to - x).signum(),
+            _ if to > x => f64::from_bits(if x == 0.0 { 1 } else if x > 0.0 { x.to_bits() + 1 } else { x.to_bits() - 1 }),
+            _ => -step(p, -x, -to),
+        }
+    }
+
+    fn value(p: &QdiscParam, x: f64) -> ParamValue {
+        if p.ty == T::Int {
+            ParamValue::Int(x as i64)
+        } else {
+            ParamValue::Float(x)
+        }
+    }
+
+    // Every number's edges, straight from the table: the last value inside each
+    // bound is taken (and the discipline built and fed a few packets), the first
+    // outside is refused with a message naming the parameter.
+    #[test]
+    fn every_range_edge_is_enforced() {
+        use testkit::Pkts;
+        let mut checked = 0;
+        for info in catalogue() {
+            for p in info.params.iter().filter(|p| matches!(p.ty, T::Int | T::Float)) {
+                let (lo, hi) = (p.min.unwrap(), p.max.unwrap());
+                let first = if p.min_open { step(p, lo, hi) } else { lo };
+                let last = if p.max_open { step(p, hi, lo) } else { hi };
+                for x in [first, last] {
+                    let mut given = vec![(p.name.to_string(), value(p, x))];
+                    // Keep the relations: a parameter that must exceed this one goes to its maximum.
+                    for q in info.params.iter().filter(|q| q.exceeds == Some(p.name)) {
+                        given.push((q.name.to_string(), value(q, q.max.unwrap())));
+                    }
+                    if let Some(other) = p.exceeds {
+                        let o = info.params.iter().find(|q| q.name == other).unwrap();
+                        given.push((other.to_string(), value(o, o.min.unwrap())));
+                    }
+                    let cfg = QdiscConfig::from_params(info.name, &given)
+                        .unwrap_or_else(|e| panic!("{}.{} = {x} refused: {e}", info.name, p.name));
+                    let mut q = Qdisc::new(&cfg, QueueLimit::Packets(8), 10_000_000, Rng::new(1, 1), 1);
+                    let mut pk = Pkts::new(16, 1500, true);
+                    for i in 0..16u32 {
+                        pk.enq[i as usize] = i as Time * 1_000_000;
+                        q.enqueue(i, i as Time * 1_000_000, &mut pk);
+                    }
+                    while q.dequeue(20_000_000_000, &mut pk).is_some() {}
+                    while q.pop_dropped().is_some() {}
+                }
+                for x in [step(p, first, f64::NEG_INFINITY), step(p, last, f64::INFINITY)] {
+                    let e = QdiscConfig::from_params(info.name, &[(p.name.into(), value(p, x))]).unwrap_err();
+                    assert!(e.starts_with(&format!("{}: expected", p.name)), "{}.{} = {x}: {e}", info.name, p.name);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 50, "{checked}");
+    }
+
+    #[test]
+    fn the_table_is_complete() {
+        for info in catalogue() {
+            for p in &info.params {
+                let numeric = matches!(p.ty, T::Int | T::Float);
+                // Every number has both bounds, and its default lies between them.
+                assert_eq!(numeric, p.min.is_some() && p.max.is_some(), "{}.{}", info.name, p.name);
+                let default = match p.default {
+                    D::Int(i) => i as f64,
+                    D::Float(x) => x,
+                    _ => continue,
+                };
+                assert!(p.admits(default), "{}.{}: default {default} outside {}", info.name, p.name, p.range());
+                // The unit is the name's suffix (the experiment file's key drops it).
+                let unit = if p.name.ends_with("_ns") {
+                    Unit::Ns
+                } else if p.name.ends_with("_bytes") {
+                    Unit::Bytes
+                } else {
+                    Unit::Plain
+                };
+                assert_eq!(p.unit, unit, "{}.{}", info.name, p.name);
+                assert!(p.unit == Unit::Plain || p.ty == T::Int, "{}.{}", info.name, p.name);
+                if let Some(other) = p.exceeds {
+                    assert!(info.params.iter().any(|q| q.name == other && q.ty == p.ty), "{}.{}", info.name, p.name);
+                }
+            }
+        }
     }
 
     #[test]
