@@ -230,7 +230,7 @@ def test_a_campaign_catalogue_and_its_queries(tmp_path: Path) -> None:
     q = c.query("SELECT run_id, count(*) AS n FROM flows GROUP BY run_id ORDER BY run_id")
     assert len(q) == 16 and set(q["n"]) == {2 * 10}
     agg = c.aggregate()
-    assert len(agg) == 8 and set(agg["utilization_n"]) == {2}
+    assert len(agg) == 8 and set(agg["utilization_window_n"]) == {2}
     ts = c.timeseries("rate_bps")
     assert len(ts) == 8 * 2 * 10 and set(ts["n"]) == {2}
     row = ts.iloc[0]
@@ -244,7 +244,7 @@ def test_results_command_prints_means_with_confidence_intervals(tmp_path: Path) 
     ccarena.sweep(write(tmp_path, SWEEP), out=tmp_path / "c", jobs=2)
     out = subprocess.run([*CCARENA, "results", str(tmp_path / "c")], capture_output=True, text=True, check=True)
     lines = out.stdout.strip().splitlines()
-    assert lines[0].split() == ["topology.bottleneck.buffer_bdp", "flows[0].cc", "baseline", "n", "utilization", "jain_index"]
+    assert lines[0].split() == ["topology.bottleneck.buffer_bdp", "flows[0].cc", "baseline", "n", "utilization_window", "jain_index"]
     assert len(lines) == 9 and all("±" in line for line in lines[1:])
     csv = subprocess.run(
         [*CCARENA, "results", str(tmp_path / "c"), "--metric", "queue.drops", "--by", "flows[0].cc", "--csv"],

@@ -106,13 +106,14 @@ def test_a_campaign_report_renders_with_confidence_intervals(tmp_path: Path, bro
     facts = _open(browser, page)
     assert facts["console"] == []
     assert facts["fetched"] == 0
-    # One figure against the buffer (utilisation and Jain), one of the ensemble time series.
-    assert len(facts["svgs"]) == 2 and all(w > 100 and h > 100 for w, h in facts["svgs"])
+    # Against the buffer, the swept algorithm as lines: utilisation, Jain's index and the groups' shares;
+    # and the ensemble time series.
+    assert len(facts["svgs"]) == 4 and all(w > 100 and h > 100 for w, h in facts["svgs"])
     agg = ccarena.open(tmp_path / "c").aggregate()
     table = next(t for t in facts["tables"] if t[0][0] == "topology.bottleneck.buffer_bdp")
     assert len(table) == 1 + 4
     for (_, r), row in zip(agg.iterrows(), table[1:], strict=True):
         assert row[:2] == [fmt(r["topology.bottleneck.buffer_bdp"]), r["flows[1].cc"]]
-        mean, ci = float(r["utilization_mean"]), float(r["utilization_ci"])
+        mean, ci = float(r["utilization_window_mean"]), float(r["utilization_window_ci"])
         assert not math.isnan(ci)
         assert row[4] == f"{mean:.6g} ± {ci:.3g}"

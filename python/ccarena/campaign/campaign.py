@@ -41,8 +41,13 @@ __all__ = [
     "sweep",
 ]
 
-HEADLINE = ("utilization", "jain_index")
-"""The metrics ``ccarena results`` shows unless told otherwise."""
+HEADLINE = ("utilization_window", "jain_index")
+"""The metrics ``ccarena results`` shows unless told otherwise: both over the measurement window."""
+GROUP_HEADLINE = ("share_of_flows", "rate_ratio_vs_others")
+"""The metrics of flow groups (and flows) shown unless told otherwise."""
+PER = ("run", "group", "flow")
+"""The levels of the catalogue: runs.parquet, run_groups.parquet, run_flows.parquet."""
+TABLE_OF = {"run": "runs", "group": "run_groups", "flow": "run_flows"}
 EXECUTORS = ("local", "dask")
 CATALOGUE_EVERY_S = 2.0
 """The catalogue is rewritten at most this often while runs finish, and at the end."""
@@ -73,11 +78,17 @@ def plan(
     fingerprint = hashlib.sha256(
         json.dumps([[r.run_id, r.spec.resolved] for r in g.runs], sort_keys=True, default=str).encode()
     ).hexdigest()
+    document = {"name": name, **raw}
+    base = {k: v for k, v in document.items() if k != "sweep"}
     header: dict[str, Any] = {
-        "format": 1,
+        "format": 2,
         "ccarena_version": __version__,
         "name": name,
         "fingerprint": fingerprint,
+        "base_fingerprint": hashlib.sha256(
+            json.dumps([base, __version__], sort_keys=True, default=str).encode()
+        ).hexdigest(),
+        "document": document,
         "source": text,
         "grid": g.describe(),
         "columns": {p: c for p, c in zip(g.paths, swept_columns(g), strict=True)},
@@ -153,7 +164,13 @@ def sweep(
     Every run is validated first (:class:`~ccarena.spec.SpecError` names the
     point and the field; nothing is written). Runs already in ``out`` are
     kept: the same call again finishes only the missing ones, and
-    ``retry_failed`` reruns those that failed. ``jobs`` worker processes
+    ``retry_failed`` reruns those that failed. A campaign grows in place:
+    with the same base experiment (everything outside ``[sweep]``, the
+    overrides, the seed and the ccarena version), more repeats, new values
+    on an axis, another axis or a baseline keep every finished run and run
+    only the new ones (run ids depend on a run's values, baseline and
+    repeat alone). The folder's ``sweep.toml`` is the campaign as run, a
+    file ``sweep`` takes again. ``jobs`` worker processes
     (default: one per core) run the rest, or a Dask cluster with
     ``executor="dask"`` (a LocalCluster, or ``scheduler``'s). The emulator
     (``backend="emu"``) runs one run at a time. Per-run figures only with
@@ -165,16 +182,26 @@ def sweep(
     say = log or (lambda line: print(line, file=sys.stderr))
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
+    started = time.time()
     g, header = plan(source, set=set, seed=seed)
     header["backend"] = backend
-    header["fingerprint"] = hashlib.sha256((header["fingerprint"] + backend).encode()).hexdigest()
+    for key in ("fingerprint", "base_fingerprint"):
+        header[key] = hashlib.sha256((header[key] + backend).encode()).hexdigest()
     if g.repeat > 1 and not g.randomness:
+        from ..spec.fields import algorithms
+
+        randomized = "/".join(name for name, a in algorithms().items() if a.get("randomized"))
         say(
             f"warning: sweep.repeat: {g.repeat} repeats of a scenario that draws no random numbers "
-            "(no random loss, background traffic or start distribution) give identical results"
+            f"(no random loss, background traffic, start distribution, red/pie queue or {randomized} flow) "
+            "give identical results"
         )
     store = Store(out if out is not None else default_out(header["name"]))
-    store.open_for(header)
+    state = store.open_for(header)
+    if state == "grown":
+        kept = store.adopt({r.run_id for r in g.runs})
+        if kept:
+            say(f"note: {kept} finished runs in {store.root} are not in this grid: kept on disk, left out of the catalogue")
     jobs = max(1, jobs or os.cpu_count() or 1)
     if backend == "emu" and jobs > 1:
         say("note: the emu backend runs one run at a time (the emulator needs the machine to itself)")
@@ -207,10 +234,31 @@ def sweep(
     except KeyboardInterrupt:
         progress.close()
         _write_catalogue(store, g, outcomes)
+        _record_session(store, backend, executor, jobs, started, sum(r.run_id in outcomes for r in todo))
         raise CampaignInterrupted(store.root, len(outcomes), len(g.runs)) from None
     progress.close()
     _write_catalogue(store, g, outcomes)
+    _record_session(store, backend, executor, jobs, started, len(todo))
     return Campaign(store.root)
+
+
+def _record_session(store: Store, backend: str, executor: str, jobs: int, started: float, made: int) -> None:
+    """Adds this call to the campaign's provenance.json: where, when, with what and how many runs it made.
+
+    Kept apart from sweep.toml and the catalogue (which depend only on the
+    file and its seed); one entry per call, so a campaign that was resumed
+    or grown says where each part was made.
+    """
+    from ..results.provenance import provenance
+
+    path = store.root / "provenance.json"
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    now = provenance(backend, started, time.time() - started, None)
+    session = {k: now[k] for k in ("ccarena_version", "git_commit", "host", "cpu_model", "cpus", "platform",
+                                   "python", "rustc", "command_line", "backend", "started_utc", "wall_s")}
+    session.update({"executor": executor, "jobs": jobs, "runs_made": made})
+    doc = {"sessions": [*doc.get("sessions", []), session]}
+    write_atomic(path, (json.dumps(doc, indent=2) + "\n").encode())
 
 
 def _known_outcomes(store: Store, g: Grid, retry_failed: bool) -> dict[str, tuple[str, Any, float | None]]:
@@ -241,8 +289,8 @@ def _write_catalogue(store: Store, g: Grid, outcomes: Mapping[str, tuple[str, An
 
     import pyarrow.parquet as pq
 
-    runs, run_flows = tables(g, outcomes)
-    for table, path in ((runs, store.catalogue_file), (run_flows, store.run_flows_file)):
+    runs, run_flows, run_groups = tables(g, outcomes)
+    for table, path in ((runs, store.catalogue_file), (run_flows, store.run_flows_file), (run_groups, store.run_groups_file)):
         buf = io.BytesIO()
         pq.write_table(table, buf, compression="zstd")
         write_atomic(path, buf.getvalue())
@@ -252,10 +300,11 @@ class Campaign:
     """A campaign's folder: its catalogue, aggregates, time series and SQL.
 
     * :attr:`runs` — the catalogue, one row per run (a pandas DataFrame);
-    * :attr:`run_flows` — per-flow values of every run;
-    * :meth:`aggregate` — per point: mean, 95 % confidence half width and n of metrics;
+    * :attr:`run_flows`, :attr:`run_groups` — per-flow and per-flow-group values of every run;
+    * :meth:`aggregate` — per point (and group or flow): mean, 95 % confidence half width over repeats, n;
+    * :meth:`plot` — a metric against a swept column, a line per algorithm or group, intervals over repeats;
     * :meth:`timeseries` — a per-interval column's mean and confidence band across repeats;
-    * :meth:`query` — DuckDB SQL over the views ``runs``, ``run_flows``, ``flows``,
+    * :meth:`query` — DuckDB SQL over the views ``runs``, ``run_flows``, ``run_groups``, ``flows``,
       ``queue`` and ``transfers`` (the last three span every run, keyed by ``run_id``);
     * :meth:`result` — one run as a :class:`ccarena.Result`.
     """
@@ -284,10 +333,17 @@ class Campaign:
 
     @property
     def run_flows(self) -> pd.DataFrame:
-        """Per-flow values of every run (run_flows.parquet)."""
+        """Per-flow values of every run (run_flows.parquet): swept columns, group, cc, RTT and shares."""
         import pyarrow.parquet as pq
 
         return pq.read_table(self.store.run_flows_file).to_pandas()
+
+    @property
+    def run_groups(self) -> pd.DataFrame:
+        """Per-flow-group values of every run (run_groups.parquet): rates, shares, ratio to the other groups."""
+        import pyarrow.parquet as pq
+
+        return pq.read_table(self.store.run_groups_file).to_pandas()
 
     def result(self, run_id: str) -> Result:
         """One run's result folder."""
@@ -295,35 +351,92 @@ class Campaign:
 
         return Result.load(self.store.run_dir(run_id))
 
-    def aggregate(
-        self, by: Sequence[str] | None = None, metrics: Sequence[str] | None = None, level: float = 0.95
-    ) -> pd.DataFrame:
-        """Per group of runs (default: per point and baseline): mean, CI half width and n of each metric.
+    def table(self, per: str = "run") -> pd.DataFrame:
+        """The catalogue at one level: ``per="run"`` (runs.parquet), ``"group"`` or ``"flow"``.
 
-        Columns ``<metric>_mean``, ``<metric>_ci`` (half width of the
-        ``level`` interval, Student t with n − 1 degrees of freedom) and
-        ``<metric>_n``. Failed runs are left out.
+        Rows of failed runs are left out; every level carries ``run_id``,
+        ``point``, ``repeat``, ``baseline`` and the swept columns.
+        """
+        if per not in PER:
+            raise KeyError(f"per: expected one of {', '.join(PER)}, got {per!r}")
+        runs = self.runs
+        ok = runs[runs["status"] == "ok"]
+        if per == "run":
+            return ok.reset_index(drop=True)
+        df = self.run_groups if per == "group" else self.run_flows
+        return df[df["run_id"].isin(set(ok["run_id"]))].reset_index(drop=True)
+
+    def level_of(self, columns: Sequence[str]) -> str:
+        """The coarsest level (run, group, flow) whose table has every one of ``columns``."""
+        from ..spec.errors import did_you_mean
+
+        known: dict[str, set[str]] = {}
+        for per in PER:
+            known[per] = set(self.table(per).columns)
+            if all(c in known[per] for c in columns):
+                return per
+        every = set().union(*known.values())
+        missing = next(c for c in columns if c not in every)
+        raise KeyError(f"no column {missing!r} in runs, run_groups or run_flows{did_you_mean(missing, every)}")
+
+    def aggregate(
+        self,
+        by: Sequence[str] | None = None,
+        metrics: Sequence[str] | None = None,
+        level: float = 0.95,
+        per: str | None = None,
+    ) -> pd.DataFrame:
+        """Per group of rows: mean, confidence-interval half width and n of each metric, over repeats.
+
+        ``per`` is the table: ``"run"`` (runs.parquet), ``"group"``
+        (run_groups: one row per flow group of a run) or ``"flow"``
+        (run_flows); by default the coarsest that has every column of
+        ``by`` and ``metrics``. ``by`` defaults to the swept columns and
+        ``baseline`` (and ``group``, ``cc`` for groups; ``flow``, ``group``,
+        ``cc`` for flows). Failed runs are left out.
+
+        Each run counts once: rows of one run in one group of ``by`` (two
+        CUBIC flows of a run, grouped by ``cc``) are first averaged, so
+        ``<metric>_n`` is the number of runs. ``<metric>_mean`` is the mean
+        over those runs, and ``<metric>_ci`` the half width of the
+        ``level`` interval (Student t, n − 1 degrees of freedom) only when
+        every run is a repeat of one point (same point and baseline) and
+        n >= 2; otherwise NaN. ``points`` says how many points a row
+        pools: when ``by`` leaves out a swept column the runs of its
+        different values are not repeats, and no interval is given.
         """
         from ..analysis.stats import mean_ci
+        from .figures import point_keys
 
-        df = self.runs
-        df = df[df["status"] == "ok"]
-        keys = list(by) if by is not None else [*self.swept, "baseline"]
-        names = list(metrics) if metrics is not None else [m for m in HEADLINE if m in df.columns]
+        if metrics is None:
+            names = list(HEADLINE) if per in (None, "run") else list(GROUP_HEADLINE)
+        else:
+            names = list(metrics)
+        chosen = per or self.level_of([*(by or []), *names])
+        df = self.table(chosen)
+        default_keys = {"run": [], "group": ["group", "cc"], "flow": ["flow", "group", "cc"]}[chosen]
+        keys = list(by) if by is not None else [*self.swept, "baseline", *default_keys]
+        from ..spec.errors import did_you_mean
+
         for m in [*keys, *names]:
             if m not in df.columns:
-                raise KeyError(f"no column {m!r} in the catalogue")
+                raise KeyError(f"no column {m!r} in {TABLE_OF[chosen]}{did_you_mean(m, df.columns)}")
+        import pandas as pd
+
+        # One value per run and group of ``by``: the runs are the repeats, not the flows in them.
+        per_run = df.groupby(list(dict.fromkeys([*keys, "run_id", "point", "baseline"])), dropna=False, sort=False)[names]
+        per_run = per_run.mean().reset_index()
         rows = []
-        groups = df.groupby(keys, dropna=False, sort=True) if keys else [((), df)]
+        groups = per_run.groupby(keys, dropna=False, sort=True) if keys else [((), per_run)]
         for key, sub in groups:
             key_t = key if isinstance(key, tuple) else (key,)
             row = dict(zip(keys, key_t, strict=True))
+            points = len(point_keys(sub))
+            row["points"] = points
             for m in names:
                 mean, ci, n = mean_ci(sub[m].tolist(), level)
-                row.update({f"{m}_mean": mean, f"{m}_ci": ci, f"{m}_n": n})
+                row.update({f"{m}_mean": mean, f"{m}_ci": ci if points == 1 else float("nan"), f"{m}_n": n})
             rows.append(row)
-        import pandas as pd
-
         return pd.DataFrame(rows)
 
     def _connect(self) -> Any:
@@ -332,6 +445,8 @@ class Campaign:
         con = duckdb.connect()
         con.execute(f"CREATE VIEW runs AS SELECT * FROM read_parquet('{_sql_path(self.store.catalogue_file)}')")
         con.execute(f"CREATE VIEW run_flows AS SELECT * FROM read_parquet('{_sql_path(self.store.run_flows_file)}')")
+        if self.store.run_groups_file.is_file():
+            con.execute(f"CREATE VIEW run_groups AS SELECT * FROM read_parquet('{_sql_path(self.store.run_groups_file)}')")
         for table in ("flows", "queue", "transfers"):
             pattern = self.store.runs_dir / "*" / f"{table}.parquet"
             if any(self.store.runs_dir.glob(f"*/{table}.parquet")):
@@ -351,23 +466,80 @@ class Campaign:
         finally:
             con.close()
 
+    def plot(
+        self,
+        y: str,
+        x: str | None = None,
+        hue: str | None = None,
+        col: str | None = None,
+        *,
+        per: str | None = None,
+        level: float = 0.95,
+        size: tuple[float, float] | None = None,
+        style: str | None = None,
+        logx: bool = False,
+        out: str | Path | None = None,
+        dpi: int = 150,
+    ) -> Any:
+        """``y`` against ``x``, a line per ``hue``, a panel per ``col``: a matplotlib Figure.
+
+        The columns come from runs, run_groups or run_flows (``per``, by
+        default the coarsest that has them all); ``x`` defaults to the first
+        numeric swept column and ``hue`` to ``cc`` for groups and flows.
+        Means carry ``level`` intervals only over >= 5 repeats of one point;
+        otherwise the runs are drawn as dots. A swept column that is not
+        drawn becomes the hue or the panels, never pseudo-repeats. Axes are
+        in Mbit/s, ms, BDP as the columns' units say. ``out`` writes the
+        figure (.png, .pdf or .svg); ``size`` is (width, height) in inches and
+        ``style`` a matplotlib style name. E.g. BBR's share against buffer::
+
+            c.plot("share_of_flows", x="topology.bottleneck.buffer_bdp", hue="cc", out="share.pdf")
+        """
+        from .figures import plot, save_figure
+
+        fig = plot(self, y, x, hue, col, per=per, level=level, size=size, style=style, logx=logx)
+        if out is not None:
+            save_figure(fig, out, dpi=dpi)
+        return fig
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the grid and the metrics per point with their intervals."""
+        from .view import summary_html
+
+        return summary_html(self, HEADLINE, GROUP_HEADLINE)
+
     def timeseries(
-        self, column: str, *, table: str = "flows", by: Sequence[str] | None = None, level: float = 0.95
+        self,
+        column: str,
+        *,
+        table: str = "flows",
+        by: Sequence[str] | None = None,
+        level: float = 0.95,
+        bounds: tuple[float | None, float | None] | None = None,
     ) -> pd.DataFrame:
         """Mean and confidence band of a per-interval column across repeats, at each time step.
 
-        Grouped by point, baseline and (for ``flows``) flow unless ``by``
-        says otherwise (catalogue columns or the table's own). Columns:
-        the groups, ``time_s``, ``mean``, ``ci`` (half width), ``lo``, ``hi`` and ``n``.
+        Grouped by point, baseline and (for ``flows``) flow, group and cc
+        unless ``by`` says otherwise (catalogue columns or the table's own).
+        Columns: the groups, ``time_s``, ``mean``, ``ci`` (half width,
+        Student t; NaN below 2 runs), ``lo``, ``hi`` and ``n`` (runs). The
+        band ``lo``–``hi`` is kept within what the quantity can take:
+        ``bounds`` (low, high), by default 0 and none for quantities with a
+        unit (``_bps``, ``_pkts``, ``_bytes``, ``_us``, ``_ms``, ``_s``) and
+        the bottleneck's rate above for ``rate_bps``, the rate at the
+        bottleneck. Only repeats of one point make an interval: grouping
+        ``by`` fewer than the point pools different experiments.
         This is the ensemble figure of Leith, Shorten and McCullagh (PFLDnet 2007).
         """
         from ..analysis.stats import t_quantile
 
-        keys = list(by) if by is not None else ["point", "baseline", *(["flow"] if table == "flows" else [])]
+        default = ["point", "baseline", *(["flow", "group", "cc"] if table == "flows" else [])]
+        keys = list(by) if by is not None else default
         cols = ", ".join(f'"{k}"' for k in keys)
         sql = (
             f'SELECT {cols}, t.time_s AS time_s, avg(t."{column}") AS mean, stddev_samp(t."{column}") AS sd, '
-            f'count(t."{column}") AS n FROM {table} t JOIN runs USING (run_id) WHERE runs.status = \'ok\' '
+            f'count(t."{column}") AS n, max(runs."bottleneck.rate_bps") AS link_bps FROM {table} t '
+            f"JOIN runs USING (run_id) WHERE runs.status = 'ok' "
             f"GROUP BY {cols}, t.time_s ORDER BY {cols}, t.time_s"
         )
         df = self.query(sql)
@@ -377,9 +549,24 @@ class Campaign:
             tq[n] * sd / (n**0.5) if n > 1 and sd == sd else float("nan")
             for n, sd in zip(df["n"].tolist(), df["sd"].tolist(), strict=True)
         ]
+        low, high = bounds if bounds is not None else _natural_bounds(column)
         df["lo"] = df["mean"] - df["ci"]
         df["hi"] = df["mean"] + df["ci"]
-        return df.drop(columns=["sd"])
+        if low is not None:
+            df["lo"] = df["lo"].clip(lower=low)
+        if high is not None:
+            df["hi"] = df["hi"].clip(upper=high)
+        elif column == "rate_bps" and bounds is None:
+            df["hi"] = df[["hi", "link_bps"]].min(axis=1, skipna=False)
+        return df.drop(columns=["sd", "link_bps"])
+
+
+NON_NEGATIVE = ("_bps", "_pkts", "_bytes", "_us", "_ms", "_s", "_total")
+"""Per-interval columns that cannot be negative: those with a unit in the name."""
+
+
+def _natural_bounds(column: str) -> tuple[float | None, float | None]:
+    return (0.0 if column.endswith(NON_NEGATIVE) else None), None
 
 
 def _sql_path(path: Path) -> str:

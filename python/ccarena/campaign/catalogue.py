@@ -20,9 +20,25 @@
 * every scalar of the run's summary.json, nested keys joined with ``.``
   (``queue.drops``, ``transfers.fct_p50_s``) and list items indexed
   (``jain_window_s[0]``, ``sources[0].achieved_bps``), except the per-flow
-  values, which go to ``run_flows.parquet``: one row per run per flow with
-  ``run_id``, ``point``, ``repeat``, ``baseline`` and the flow's values
-  (``id``, ``cc``, ``goodput_bps``, …).
+  values, which go to ``run_flows.parquet`` and ``run_groups.parquet``.
+
+``run_flows.parquet``: one row per run per flow, keyed by ``run_id``, with
+``point``, ``repeat``, ``baseline``, the swept columns (as in runs.parquet),
+the flow's values from summary.json (``flow``, ``group``, ``cc``,
+``goodput_bps``, ``window_rate_bps``, …), its base RTT ``rtt_s``, and two
+shares over the measurement window (``window_s`` in runs.parquet):
+``share_of_link`` (its rate at the bottleneck over the link's rate) and
+``share_of_flows`` (over the sum of every flow's rate at the bottleneck).
+
+``run_groups.parquet``: one row per run per flow group (``[[flows]]``
+table), keyed by ``run_id`` and ``group``, with the same head, ``cc``,
+``flows`` (how many), ``rtt_s``, and over the measurement window: the
+group's ``total_window_rate_bps``, ``total_goodput_bps``,
+``total_retransmits`` and ``total_drops``, its mean ``rate_per_flow_bps``,
+its ``share_of_link`` and ``share_of_flows`` (sums over its flows), and
+``rate_ratio_vs_others``: its mean per-flow rate over the
+mean per-flow rate of the flows of every other group (BBR's flows against
+CUBIC's in a two-group run; null when the run has one group).
 
 Rows are in grid order (point, baseline, repeat), whatever order the runs
 finished in.
@@ -36,7 +52,7 @@ from typing import Any
 from ..spec.units import UnitError, parse_rate, parse_size, parse_time
 from .grid import Grid, Run
 
-__all__ = ["flatten", "run_flow_rows", "swept_columns", "tables"]
+__all__ = ["flatten", "group_rows", "run_flow_rows", "swept_columns", "tables"]
 
 NS_PER_S = 1_000_000_000
 
@@ -105,10 +121,67 @@ def _json(v: Any) -> str:
     return json.dumps(v, sort_keys=True)
 
 
-def run_flow_rows(run: Run, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The run's per-flow values, one row per flow."""
-    head = {"run_id": run.run_id, "point": run.point, "repeat": run.repeat, "baseline": run.baseline}
-    return [{**head, **flatten(f, skip=())} for f in summary.get("flows", [])]
+def run_flow_rows(run: Run, summary: Mapping[str, Any], swept: Mapping[str, Mapping[int, Any]]) -> list[dict[str, Any]]:
+    """The run's per-flow values, one row per flow, with the swept columns, base RTT and shares."""
+    head: dict[str, Any] = {"run_id": run.run_id, "point": run.point, "repeat": run.repeat, "baseline": run.baseline}
+    head.update({name: by_point[run.point] for name, by_point in swept.items()})
+    link = summary.get("bottleneck", {}).get("rate_bps")
+    flows = summary.get("flows", [])
+    total = sum(float(f["window_rate_bps"]) for f in flows if f.get("window_rate_bps") is not None)
+    engine_flows = run.spec.engine.get("flows", [])
+    rows = []
+    for f in flows:
+        row = {**head, **flatten(f, skip=())}
+        i = int(f.get("flow", -1))
+        row["rtt_s"] = engine_flows[i]["rtt_ns"] / NS_PER_S if 0 <= i < len(engine_flows) else None
+        rate = f.get("window_rate_bps")
+        row["share_of_link"] = float(rate) / float(link) if rate is not None and link else None
+        row["share_of_flows"] = float(rate) / total if rate is not None and total > 0 else None
+        rows.append(row)
+    return rows
+
+
+GROUP_SUMS = {
+    "window_rate_bps": "total_window_rate_bps",
+    "goodput_bps": "total_goodput_bps",
+    "retransmits": "total_retransmits",
+    "drops": "total_drops",
+    "share_of_link": "share_of_link",
+    "share_of_flows": "share_of_flows",
+}
+"""Per-flow columns a group's row sums over its flows, and the sum's name (``total_`` where the flow's
+column has the same meaning per flow: ``goodput_bps`` stays a per-flow figure in every table)."""
+
+
+def group_rows(flow_rows: Sequence[Mapping[str, Any]], head: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows of run_groups.parquet from a run's rows of run_flows (see the module's documentation)."""
+    by_run: dict[Any, list[Mapping[str, Any]]] = {}
+    for r in flow_rows:
+        by_run.setdefault(r["run_id"], []).append(r)
+    out: list[dict[str, Any]] = []
+    for rows in by_run.values():
+        groups: dict[int, list[Mapping[str, Any]]] = {}
+        for r in rows:
+            groups.setdefault(int(r["group"]), []).append(r)
+        per_flow = {g: _mean([r.get("window_rate_bps") for r in rs]) for g, rs in groups.items()}
+        for g, rs in sorted(groups.items()):
+            row: dict[str, Any] = {k: rs[0].get(k) for k in head}
+            rtts = {r.get("rtt_s") for r in rs}
+            row.update({"group": g, "cc": rs[0].get("cc"), "flows": len(rs), "rtt_s": rtts.pop() if len(rtts) == 1 else None})
+            for k, name in GROUP_SUMS.items():
+                values = [r.get(k) for r in rs]
+                row[name] = None if any(v is None for v in values) else sum(values)
+            row["rate_per_flow_bps"] = per_flow[g]
+            others = _mean([r.get("window_rate_bps") for h, o in groups.items() if h != g for r in o])
+            mine = per_flow[g]
+            row["rate_ratio_vs_others"] = mine / others if mine is not None and others else None
+            out.append(row)
+    return out
+
+
+def _mean(values: Sequence[Any]) -> float | None:
+    known = [float(v) for v in values if v is not None]
+    return sum(known) / len(known) if known else None
 
 
 def _column(name: str, values: list[Any]) -> Any:
@@ -136,8 +209,8 @@ def _table(rows: list[dict[str, Any]], first: Sequence[str]) -> Any:
 def tables(
     grid: Grid,
     outcomes: Mapping[str, tuple[str, Any, float | None]],
-) -> tuple[Any, Any]:
-    """(runs table, run_flows table) for the runs that have an outcome.
+) -> tuple[Any, Any, Any]:
+    """(runs, run_flows, run_groups) tables for the runs that have an outcome.
 
     ``outcomes[run_id]`` is ``("ok", summary, wall_s)`` or ``("failed", error, wall_s)``.
     """
@@ -158,11 +231,24 @@ def tables(
             row[name] = by_point[run.point]
         row.update({"status": status, "error": None if status == "ok" else str(payload), "wall_s": wall_s})
         if status == "ok":
+            # Keys in summary.json's order (sorted), whether the summary was read from it or is the one just
+            # made: a resumed or grown campaign's tables are the same as a fresh one's, columns and all.
+            payload = _sorted(payload)
             row.update({k: v for k, v in flatten(payload).items() if k not in row})
-            flow_rows += run_flow_rows(run, payload)
+            flow_rows += run_flow_rows(run, payload, swept)
         rows.append(row)
     _add_baseline_friendliness(grid, outcomes, rows)
-    return _table(rows, head), _table(flow_rows, ["run_id", "point", "repeat", "baseline"])
+    flow_head = ["run_id", "point", "repeat", "baseline", *swept]
+    return _table(rows, head), _table(flow_rows, flow_head), _table(group_rows(flow_rows, flow_head), flow_head)
+
+
+def _sorted(doc: Any) -> Any:
+    """``doc`` with every mapping's keys sorted, as summary.json stores them."""
+    if isinstance(doc, Mapping):
+        return {k: _sorted(doc[k]) for k in sorted(doc)}
+    if isinstance(doc, list):
+        return [_sorted(v) for v in doc]
+    return doc
 
 
 def _standard_flows(summary: Mapping[str, Any]) -> list[int]:

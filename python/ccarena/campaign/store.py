@@ -2,11 +2,14 @@
 
 ::
 
-    DIR/sweep.toml          the file as given, the overrides, the resolved grid, the ccarena version
+    DIR/sweep.toml          the campaign as run (its file with the overrides and seed applied): runnable
+    DIR/campaign.json       the file as given, the overrides, the resolved grid, the ccarena version, fingerprints
+    DIR/provenance.json     where, when and with what each call of ``sweep`` made its runs
     DIR/runs/<run-id>/      one ordinary result folder per finished run (written whole, then renamed)
     DIR/failed/<run-id>.json  the error of a run that failed
     DIR/runs.parquet        the catalogue: one row per run (see catalogue.py)
     DIR/run_flows.parquet   one row per run per flow: the per-flow values of summary.json
+    DIR/run_groups.parquet  one row per run per flow group: its rate, shares and ratio to the other groups
 
 Everything a finished run leaves is on disk before it counts as finished,
 and each file is replaced atomically (written beside it, then renamed), so
@@ -31,8 +34,8 @@ from ..spec import SpecError
 
 __all__ = ["Store"]
 
-FORMAT = 1
-"""Version of the store layout."""
+FORMAT = 2
+"""Version of the store layout (1: sweep.toml held what campaign.json holds, and was not runnable)."""
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -53,50 +56,101 @@ class Store:
         self.runs_dir = self.root / "runs"
         self.failed_dir = self.root / "failed"
         self.sweep_file = self.root / "sweep.toml"
+        self.header_file = self.root / "campaign.json"
         self.catalogue_file = self.root / "runs.parquet"
         self.run_flows_file = self.root / "run_flows.parquet"
+        self.run_groups_file = self.root / "run_groups.parquet"
 
     def is_campaign(self) -> bool:
         """Whether the folder holds a campaign."""
         return self.sweep_file.is_file()
 
     def header(self) -> dict[str, Any]:
-        """The content of sweep.toml."""
+        """The campaign's description (campaign.json; sweep.toml in folders of format 1)."""
+        if self.header_file.is_file():
+            doc: dict[str, Any] = json.loads(self.header_file.read_text(encoding="utf-8"))
+            return doc
         import tomllib
 
         with open(self.sweep_file, "rb") as f:
             return tomllib.load(f)
 
-    def open_for(self, header: dict[str, Any]) -> bool:
-        """Creates the store with ``header`` as sweep.toml, or checks an existing one holds the same campaign.
+    def open_for(self, header: dict[str, Any]) -> str:
+        """Creates the store for ``header``, or checks that an existing one holds this campaign or a part of it.
 
-        Returns True when the campaign already existed (a resume). A folder
-        that is not a campaign, or holds another one, is a :class:`SpecError`
-        naming ``--out``: nothing a user made is touched.
+        Returns ``"new"``, ``"resumed"`` (the same grid) or ``"grown"`` (the
+        same base experiment, another grid: the description is rewritten and
+        every finished run kept). A folder that is not a campaign, or holds
+        another one, is a :class:`SpecError` naming ``--out``: nothing a user
+        made is touched.
         """
         if self.root.exists() or self.root.is_symlink():
             if not self.is_campaign():
                 raise SpecError("--out", f"{self.root} exists and is not a campaign folder (choose another)")
             old = self.header()
-            if old.get("fingerprint") != header["fingerprint"]:
+            if old.get("fingerprint") == header["fingerprint"]:
+                self._remove_leftovers()
+                return "resumed"
+            if old.get("base_fingerprint") != header["base_fingerprint"]:
                 raise SpecError(
                     "--out",
-                    f"{self.root} holds another campaign (its file, overrides or ccarena version differ); "
-                    "choose another folder",
+                    f"{self.root} holds another campaign (its experiment outside [sweep], overrides, seed or ccarena "
+                    "version differ; a campaign grows only by [sweep]); choose another folder",
                 )
             self._remove_leftovers()
-            return True
+            self._describe(self.root, header)
+            return "grown"
         self.root.parent.mkdir(parents=True, exist_ok=True)
         tmp = make_temp_dir(self.root.parent, self.root.name)
         try:
             (tmp / "runs").mkdir()
             (tmp / "failed").mkdir()
-            (tmp / "sweep.toml").write_text(tomli_w.dumps(header), encoding="utf-8")
+            self._describe(tmp, header)
             os.rename(tmp, self.root)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return False
+        return "new"
+
+    @staticmethod
+    def _describe(folder: Path, header: dict[str, Any]) -> None:
+        """Writes campaign.json and the runnable sweep.toml into ``folder``."""
+        meta = {k: v for k, v in header.items() if k != "document"}
+        write_atomic(folder / "campaign.json", (json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n").encode())
+        text = (
+            "# The campaign of this folder as it was run (its file with the overrides and seed applied).\n"
+            "# Run it again, or grow it by editing [sweep]: ccarena sweep THIS_FILE --out THIS_FOLDER\n"
+            + tomli_w.dumps(header["document"])
+        )
+        write_atomic(folder / "sweep.toml", text.encode("utf-8"))
+
+    def adopt(self, ids: set[str]) -> int:
+        """Renames finished runs whose ids differ from ``ids`` only in the repeat's digits; returns how many
+        finished runs are left outside ``ids``.
+
+        Run ids end in ``-r<repeat>`` padded to the width of the largest
+        repeat, so going from 10 to 100 repeats turns ``-r3`` into ``-r03``.
+        """
+        def key(run_id: str) -> tuple[str, int] | None:
+            head, sep, rep = run_id.rpartition("-r")
+            return (head, int(rep)) if sep and rep.isdigit() else None
+
+        wanted = {k: i for i in ids if (k := key(i)) is not None}
+        outside = 0
+        for old in sorted(self.finished() - ids):
+            k = key(old)
+            new = wanted.get(k) if k is not None else None
+            if new is None or self.run_dir(new).exists():
+                outside += 1
+                continue
+            os.rename(self.run_dir(old), self.run_dir(new))
+        for old, doc in self.failures().items():
+            k = key(old)
+            new = wanted.get(k) if k is not None else None
+            if old not in ids and new is not None:
+                self.record_failure(new, doc.get("error", "failed"), doc.get("wall_s", 0.0))
+                self.clear_failure(old)
+        return outside
 
     def _remove_leftovers(self) -> None:
         """Hidden temporary folders and files of runs that were interrupted."""

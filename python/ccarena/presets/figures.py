@@ -1,4 +1,7 @@
-"""Drawing the papers' figures: lines with 95 % bars over repeats, ensembles over time, per-flow traces."""
+"""Drawing the papers' figures: lines with 95 % bars over repeats, ensembles over time, per-flow traces.
+
+:func:`curves` and :func:`new_figure` are the campaign figures' own (:mod:`ccarena.campaign.figures`):
+presets and ``ccarena plot`` draw through the same code and the same rule for intervals."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.stats import mean_ci
+from ..campaign.figures import MIN_REPEATS_FOR_CI, curves, new_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -14,79 +18,6 @@ if TYPE_CHECKING:
     from ..campaign import Campaign
 
 __all__ = ["MIN_REPEATS_FOR_CI", "curves", "ensemble", "new_figure", "traces"]
-
-MIN_REPEATS_FOR_CI = 5
-"""Fewer repeats of a point than this are drawn run by run, without a confidence interval."""
-
-
-def new_figure(panels: int, width: float = 5.0, height: float = 3.6, sharey: bool = True) -> tuple[Any, list[Any]]:
-    """A figure of ``panels`` axes side by side."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, panels, figsize=(width * panels, height), sharey=sharey, squeeze=False)
-    return fig, list(axes[0])
-
-
-def _label(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def curves(
-    df: pd.DataFrame,
-    x: str,
-    y: str,
-    series: str | None,
-    *,
-    panels: str | None = None,
-    xlabel: str,
-    ylabel: str,
-    scale_x: float = 1.0,
-    scale_y: float = 1.0,
-    logx: bool = False,
-    panel_title: Callable[[Any], str] = _label,
-    series_label: Callable[[Any], str] = _label,
-    ylim: tuple[float, float] | None = None,
-) -> Any:
-    """One panel per value of ``panels``, one line per value of ``series``: the mean of ``y`` over
-    the runs at each ``x``. Where those runs are repeats of one point (the catalogue's ``point``)
-    and there are at least 5, the mean carries its 95 % Student-t interval; otherwise every run
-    is drawn as a dot (runs at other values of another swept parameter are not repeats, and a
-    few repeats give no interval worth drawing)."""
-    fig, axes = new_figure(1 if panels is None else df[panels].nunique())
-    groups = [(None, df)] if panels is None else list(df.groupby(panels, sort=True))
-    for ax, (pv, sub) in zip(axes, groups, strict=True):
-        lines = [(None, sub)] if series is None else list(sub.groupby(series, sort=False))
-        for i, (sv, ss) in enumerate(lines):
-            xs, ms, cis = [], [], []
-            for xv, pts in ss.groupby(x, sort=True):
-                vals = [float(v) * scale_y for v in pts[y].tolist()]
-                m, ci, n = mean_ci(vals)
-                repeats = "point" not in pts.columns or pts["point"].nunique() == 1
-                xs.append(float(xv) * scale_x)
-                ms.append(m)
-                cis.append(ci if repeats and n >= MIN_REPEATS_FOR_CI and not math.isnan(ci) else 0.0)
-                if not (repeats and n >= MIN_REPEATS_FOR_CI):
-                    ax.plot([float(xv) * scale_x] * len(vals), vals, ".", color=f"C{i}", ms=4, alpha=0.6)
-            ax.errorbar(
-                xs, ms, yerr=cis, marker="o", capsize=3, color=f"C{i}", label=None if sv is None else series_label(sv)
-            )
-        if pv is not None:
-            ax.set_title(panel_title(pv))
-        ax.set_xlabel(xlabel)
-        if logx:
-            ax.set_xscale("log")
-        if ylim is not None:
-            ax.set_ylim(*ylim)
-        ax.grid(True, alpha=0.3)
-        if series is not None:
-            ax.legend(fontsize=8)
-    axes[0].set_ylabel(ylabel)
-    fig.tight_layout()
-    return fig
-
 
 def ensemble(
     c: Campaign,

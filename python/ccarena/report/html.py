@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import html
-import io
 import json
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..analysis.html import esc, figure, fmt, svg, table
 from ..campaign.catalogue import flatten
 
-__all__ = ["figure", "flows_table", "metrics_table", "page", "provenance", "svg", "table"]
+__all__ = ["esc", "figure", "flows_table", "fmt", "metrics_table", "page", "provenance", "svg", "table"]
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; padding: 0 1em; }
@@ -25,47 +23,6 @@ pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 12px; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 figcaption { font-size: 12px; color: #555; }
 """
-
-
-def esc(x: Any) -> str:
-    """Text for HTML."""
-    return html.escape(str(x), quote=True)
-
-
-def fmt(v: Any) -> str:
-    """A value for a table cell: numbers to 6 significant digits, None as '-'."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
-
-
-def table(head: Sequence[str], rows: Iterable[Sequence[Any]], keys: int = 1, css: str = "") -> str:
-    """An HTML table; the first ``keys`` columns are left-aligned labels."""
-    out = [f'<table class="{esc(css)}"><thead><tr>']
-    out += [f'<th class="{"key" if i < keys else ""}">{esc(h)}</th>' for i, h in enumerate(head)]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        cells = [f'<td class="{"key" if i < keys else ""}">{esc(fmt(v))}</td>' for i, v in enumerate(row)]
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-def svg(fig: Any) -> str:
-    """A matplotlib figure as an inline ``<svg>`` element (text kept as paths: no fonts needed)."""
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
-    text = buf.getvalue()
-    return text[text.index("<svg") :]
-
-
-def figure(fig: Any, caption: str) -> str:
-    """A figure with its caption."""
-    return f"<figure>{svg(fig)}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
 def page(title: str, sections: Sequence[tuple[str, str]]) -> str:

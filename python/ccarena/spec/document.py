@@ -76,12 +76,25 @@ def parse_override_value(text: str) -> Any:
 
 
 _PATH_TOKEN = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_-]*)(?P<idx>(?:\[\d+\])*)")
+_QUOTED = re.compile(r'"(?P<key>[^"]+)"')
 
 
 def parse_path(path: str) -> list[str | int]:
-    """``"flows[1].params.beta"`` → ``["flows", 1, "params", "beta"]``; a malformed path is a :class:`SpecError`."""
+    """``"flows[1].params.beta"`` → ``["flows", 1, "params", "beta"]``; a malformed path is a :class:`SpecError`.
+
+    A key in double quotes is one key, dots and all, as in TOML:
+    ``sweep."topology.bottleneck.buffer"`` → ``["sweep", "topology.bottleneck.buffer"]``
+    (a sweep axis, so that ``--set`` can change it).
+    """
     parts: list[str | int] = []
-    for piece in path.split("."):
+    pieces = re.findall(r'"[^"]*"|[^.]+', path) if '"' in path else path.split(".")
+    if '"' in path and ".".join(pieces) != path:
+        pieces = [path]
+    for piece in pieces:
+        q = _QUOTED.fullmatch(piece)
+        if q is not None:
+            parts.append(q["key"])
+            continue
         m = _PATH_TOKEN.fullmatch(piece)
         if m is None:
             raise SpecError(
@@ -164,7 +177,8 @@ def load_document(
         raw, default_name = copy_document(dict(source)), "experiment"
     else:
         raw, default_name = read_toml(source), Path(source).stem
-    raw = apply_overrides(raw, overrides)
+    if overrides:  # raw is already this call's own copy: no need to copy it again for nothing
+        raw = apply_overrides(raw, overrides)
     if set:
         raw = apply_overrides(raw, set)
     if seed is not None:
