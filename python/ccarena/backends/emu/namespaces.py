@@ -39,7 +39,7 @@ def emulator_binary() -> Path | None:
     found = shutil.which(EMULATOR)
     if found:
         candidates.append(Path(found))
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[4]  # python/ccarena/backends/emu/ -> the clone
     candidates.append(repo / "target" / "release" / EMULATOR)
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
