@@ -32,7 +32,7 @@ examples:
   ccarena reproduce --list
   ccarena reproduce E1 --quick
   ccarena reproduce B5 --jobs 2 --out results/b5
-  sudo ccarena reproduce E1 --backend emu"""
+  sudo .venv/bin/ccarena reproduce E1 --backend emu"""
 
 
 def register(sub: Any) -> None:
