@@ -267,7 +267,7 @@ def test_an_error_that_depends_on_the_swept_values_keeps_the_point(tmp_path: Pat
 
 def test_the_registry_says_which_algorithms_draw_random_numbers() -> None:
     randomized = {a["name"] for a in _core.cc_algorithms() if a["randomized"]}
-    assert randomized == {"bbr", "bbr3"}
+    assert randomized == {"bbr", "bbr3", "vivace"}  # each has a seed parameter: BBR's phases, Vivace's probe order
 
 
 @pytest.mark.parametrize(

@@ -25,12 +25,14 @@ pub mod bbr3;
 pub mod bic;
 pub mod common;
 pub mod compound;
+pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod fast;
 pub mod highspeed;
 pub mod htcp;
 pub mod illinois;
+pub mod ledbat;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
@@ -38,6 +40,7 @@ pub mod sqrt;
 #[cfg(test)]
 mod testkit;
 pub mod vegas;
+pub mod vivace;
 pub mod westwood;
 pub mod xcp;
 
@@ -369,13 +372,16 @@ pub enum AnyCc {
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
     Compound(compound::Compound),
+    Copa(copa::Copa),
     Fast(fast::Fast),
     HighSpeed(highspeed::HighSpeed),
     Htcp(htcp::Htcp),
     Illinois(illinois::Illinois),
+    Ledbat(ledbat::Ledbat),
     Scalable(scalable::Scalable),
     Sqrt(sqrt::Sqrt),
     Vegas(vegas::Vegas),
+    Vivace(vivace::Vivace),
     Westwood(westwood::Westwood),
     Xcp(xcp::Xcp),
 }
@@ -391,13 +397,16 @@ macro_rules! forward {
             AnyCc::Cubic($cc) => $body,
             AnyCc::Dctcp($cc) => $body,
             AnyCc::Compound($cc) => $body,
+            AnyCc::Copa($cc) => $body,
             AnyCc::Fast($cc) => $body,
             AnyCc::HighSpeed($cc) => $body,
             AnyCc::Htcp($cc) => $body,
             AnyCc::Illinois($cc) => $body,
+            AnyCc::Ledbat($cc) => $body,
             AnyCc::Scalable($cc) => $body,
             AnyCc::Sqrt($cc) => $body,
             AnyCc::Vegas($cc) => $body,
+            AnyCc::Vivace($cc) => $body,
             AnyCc::Westwood($cc) => $body,
             AnyCc::Xcp($cc) => $body,
         }
@@ -416,13 +425,16 @@ impl AnyCc {
             AnyCc::Cubic(_) => "cubic",
             AnyCc::Dctcp(_) => "dctcp",
             AnyCc::Compound(_) => "compound",
+            AnyCc::Copa(_) => "copa",
             AnyCc::Fast(_) => "fast",
             AnyCc::HighSpeed(_) => "highspeed",
             AnyCc::Htcp(_) => "htcp",
             AnyCc::Illinois(_) => "illinois",
+            AnyCc::Ledbat(_) => "ledbat",
             AnyCc::Scalable(_) => "scalable",
             AnyCc::Sqrt(_) => "sqrt",
             AnyCc::Vegas(_) => "vegas",
+            AnyCc::Vivace(_) => "vivace",
             AnyCc::Westwood(_) => "westwood",
             AnyCc::Xcp(_) => "xcp",
         }

@@ -4,9 +4,11 @@
 //! The experiment-file validation and `ccarena list cc` both read this table,
 //! so a parameter exists in exactly one place.
 
+use crate::copa;
+use crate::ledbat;
 use crate::{bbr, bbr3, cubic, dctcp, reno, AnyCc};
 use crate::{bic, highspeed, htcp, illinois, scalable, sqrt, xcp};
-use crate::{compound, fast, vegas, westwood};
+use crate::{compound, fast, vegas, vivace, westwood};
 
 /// A parameter value as given in an experiment file.
 #[derive(Clone, Debug, PartialEq)]
@@ -184,6 +186,17 @@ static ALGORITHMS: &[AlgoInfo] = &[
         randomized: false,
     },
     AlgoInfo {
+        name: "copa",
+        summary: "Copa: per ACK moves cwnd by v/(delta*cwnd) toward the target rate 1/(delta*d_q), d_q = RTT_standing - RTT_min, holding about 1/delta = 2 packets queued per flow; velocity v doubles after 3 RTTs in one direction; competitive mode (AIMD on 1/delta) while a buffer-filler keeps the queue from draining; paces at 2*cwnd/RTT_standing: run it paced",
+        source: "Arun & Balakrishnan, NSDI 2018 (arXiv/web version); authors' code venkatarun95/genericCC markoviancc.cc, rtt-window.cc (mode check, delta update, pacing); facebook/mvfst Copa.cpp (velocity, timeout rule); not in Linux; paper's loss rule and mode-check period unconfirmed",
+        default_recovery: "prr",
+        params: copa::PARAMS,
+        unconfirmed: true,
+        needs_pacing: true,
+        needs_ecn: false,
+        randomized: false,
+    },
+    AlgoInfo {
         name: "cubic",
         summary: "CUBIC: window grows as a cubic function of time since the last loss (Linux default)",
         source: "Linux net/ipv4/tcp_cubic.c v2.3; RFC 9438; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; HyStart: Ha & Rhee, Computer Networks 2011",
@@ -250,6 +263,17 @@ static ALGORITHMS: &[AlgoInfo] = &[
         randomized: false,
     },
     AlgoInfo {
+        name: "ledbat",
+        summary: "LEDBAT scavenger: keeps its measured queueing delay at TARGET (100 ms) with cwnd += GAIN*off_target per RTT and yields above it; variant = \"ledbat++\" adds TARGET 60 ms, slower-than-Reno gain, multiplicative decrease and periodic slowdowns; delay from RTT samples",
+        source: "RFC 6817 (sections 2.4, 2.5); draft-irtf-iccrg-ledbat-plus-plus-01 (sections 4.1-4.5), checked against Apple XNU bsd/netinet/tcp_ledbat.c; not in Linux; one-way delay replaced by RTT (the simulator gives no one-way sample); RFC slow-start wording unconfirmed",
+        default_recovery: "prr",
+        params: ledbat::PARAMS,
+        unconfirmed: true,
+        needs_pacing: false,
+        needs_ecn: false,
+        randomized: false,
+    },
+    AlgoInfo {
         name: "newreno",
         summary: "NewReno: Reno's window rules with RFC 6582 fast recovery (inflate per dupACK, deflate on partial ACK)",
         source: "RFC 6582; RFC 5681",
@@ -303,6 +327,17 @@ static ALGORITHMS: &[AlgoInfo] = &[
         needs_pacing: false,
         needs_ecn: false,
         randomized: false,
+    },
+    AlgoInfo {
+        name: "vivace",
+        summary: "PCC Vivace: rate-based online learning; per monitor interval (1.5 srtt) u = x^0.9 - 900*x*dRTT/dT - 11.35*x*loss, start-up doubling, probing pairs at r(1 +- 0.05), gradient steps with a confidence amplifier and a 5 % change bound; cwnd = 2*rate*srtt is only a cap: run it paced",
+        source: "Dong et al., USENIX NSDI 2018 (paper not re-read); l4s-and-modern-cc.md section 6; PCCproject/PCC-Uspace QUIC-port rate control (pcc_vivace_sender.cpp, pcc_utility_manager.cpp, pcc_sender.cpp) for the utility, constants and state machine; PCCproject/PCC-Kernel tcp_pcc.c for the tcp_congestion_ops mapping; not in Linux; the paper's own theta0 and change-bound values unconfirmed (QUIC port's used)",
+        default_recovery: "prr",
+        params: vivace::PARAMS,
+        unconfirmed: true,
+        needs_pacing: true,
+        needs_ecn: false,
+        randomized: true,
     },
     AlgoInfo {
         name: "westwood",
@@ -410,14 +445,17 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
         "cubic" => AnyCc::Cubic(cubic::Cubic::new(cubic::CubicConfig::from_params(&p))),
         "dctcp" => AnyCc::Dctcp(dctcp::Dctcp::new(dctcp::DctcpConfig::from_params(&p))),
         "compound" => AnyCc::Compound(compound::Compound::new(compound::CompoundConfig::from_params(&p))),
+        "copa" => AnyCc::Copa(copa::Copa::new(copa::CopaConfig::from_params(&p))),
         "fast" => AnyCc::Fast(fast::Fast::new(fast::FastConfig::from_params(&p))),
         "bic" => AnyCc::Bic(bic::Bic::new(bic::BicConfig::from_params(&p))),
         "highspeed" => AnyCc::HighSpeed(highspeed::HighSpeed::new(highspeed::HighSpeedConfig::from_params(&p))),
         "htcp" => AnyCc::Htcp(htcp::Htcp::new(htcp::HtcpConfig::from_params(&p))),
         "illinois" => AnyCc::Illinois(illinois::Illinois::new(illinois::IllinoisConfig::from_params(&p))),
+        "ledbat" => AnyCc::Ledbat(ledbat::Ledbat::new(ledbat::LedbatConfig::from_params(&p))),
         "scalable" => AnyCc::Scalable(scalable::Scalable::new(scalable::ScalableConfig::from_params(&p))),
         "sqrt" => AnyCc::Sqrt(sqrt::Sqrt::new(sqrt::SqrtConfig::from_params(&p))),
         "vegas" => AnyCc::Vegas(vegas::Vegas::new(vegas::VegasConfig::from_params(&p))),
+        "vivace" => AnyCc::Vivace(vivace::Vivace::new(vivace::VivaceConfig::from_params(&p))),
         "westwood" => AnyCc::Westwood(westwood::Westwood::new(westwood::WestwoodConfig::from_params(&p))),
         "xcp" => AnyCc::Xcp(xcp::Xcp::new()),
         _ => unreachable!("registered algorithm {name} has no constructor"),
@@ -433,8 +471,8 @@ mod tests {
         let e = build("cubik", &[]).unwrap_err();
         assert_eq!(
             e.message,
-            "unknown algorithm \"cubik\" (known: bbr, bbr3, bic, compound, cubic, dctcp, fast, highspeed, htcp, illinois, \
-             newreno, reno, scalable, sqrt, vegas, westwood, xcp)"
+            "unknown algorithm \"cubik\" (known: bbr, bbr3, bic, compound, copa, cubic, dctcp, fast, highspeed, htcp, illinois, \
+             ledbat, newreno, reno, scalable, sqrt, vegas, vivace, westwood, xcp)"
         );
     }
 

@@ -92,6 +92,14 @@ const NO_STRICT_DECREASE: &[(&str, Option<&str>, &str, Option<u32>, &str)] = &[
     ),
     ("bbr", None, "", None, "not loss-based: ssthresh() returns the current ssthresh (Linux bbr_ssthresh)"),
     ("bbr3", None, "", None, "not loss-based: ssthresh() returns the current ssthresh"),
+    ("vivace", None, "", None, "rate-based: ssthresh() returns infinity (PCC kernel module pcc_ssthresh)"),
+    (
+        "copa",
+        None,
+        "",
+        None,
+        "not loss-based: ssthresh() returns the current ssthresh; a loss changes delta in competitive mode only",
+    ),
     (
         "westwood",
         Some("loss_response"),
