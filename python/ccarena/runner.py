@@ -92,21 +92,84 @@ def run(
         raise ResultExistsError(out_path)
     started, t0 = time.time(), time.perf_counter()
     if out_path is None:
-        result = Result.from_raw(simulate(resolved, progress), resolved)
+        result = Result.from_raw(_simulate(resolved, progress), resolved)
         _stamp(result, "sim", started, t0)
         return result
     # Saved runs write their traces as they go: memory does not grow with the duration.
-    with atomic_folder(out_path) as tmp:
-        spool = TraceSpool(resolved, tmp, run_key(resolved.resolved))
-        try:
-            raw = simulate(resolved, progress, sink=spool)
-        finally:
-            spool.close()
-        result = Result.from_spool(raw, resolved, spool)
-        _stamp(result, "sim", started, t0)
-        result.write_rest(tmp, figure=figure)
+    # A run that fails leaves nothing: not its folder, nor the folders made to hold it.
+    made = _missing_parents(out_path)
+    try:
+        with atomic_folder(out_path) as tmp:
+            spool = TraceSpool(resolved, tmp, run_key(resolved.resolved))
+            try:
+                raw = _simulate(resolved, progress, sink=spool, packet_sink=spool.packets)
+            finally:
+                spool.close()
+            result = Result.from_spool(raw, resolved, spool)
+            _stamp(result, "sim", started, t0)
+            result.write_rest(tmp, figure=figure)
+    except BaseException:
+        _remove_empty(made)
+        raise
     result.path = out_path
     return result
+
+
+def _missing_parents(out: Path) -> list[Path]:
+    """The folders above ``out`` that do not exist yet, deepest first."""
+    return [p for p in out.absolute().parents if not p.exists()]
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Removes each folder (deepest first) if it is empty; one that is not is left alone."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+_ENGINE_REFUSED = "the engine refused it: "
+"""How :func:`ccarena.backends.sim.simulate` words a configuration the engine refused."""
+
+
+def _simulate(spec: Spec, progress: Callable[[int, int, float], None] | None, **kwargs: Any) -> dict[str, Any]:
+    """:func:`~ccarena.backends.sim.simulate`, with an engine refusal naming the experiment's field."""
+    try:
+        return simulate(spec, progress, **kwargs)
+    except SpecError as e:
+        raise _file_field(e, spec) from None
+
+
+def _file_field(e: SpecError, spec: Spec) -> SpecError:
+    """The engine's refusal ``<engine field>: <what>`` as the experiment file's field.
+
+    The validation applies the engine's own tables, so this is a backstop:
+    a refusal it did not foresee still names the field the user wrote
+    (``bottleneck.qdisc.interval_ns`` is ``topology.bottleneck.fq_codel.interval``,
+    ``flows[3]`` the ``[[flows]]`` group the fourth flow came from). A field it
+    cannot place stays as the engine named it, under ``experiment``.
+    """
+    import re
+
+    from .spec.schema import qdisc_key
+
+    if e.path != "experiment" or not e.message.startswith(_ENGINE_REFUSED):
+        return e
+    field, sep, what = e.message[len(_ENGINE_REFUSED) :].partition(": ")
+    path: str | None = None
+    if m := re.fullmatch(r"(bottleneck|reverse)\.qdisc\.(\w+)", field):
+        kind = (spec.engine.get(m[1], {}).get("qdisc") or {}).get("kind")
+        path = f"topology.{m[1]}.{kind}.{qdisc_key({'name': m[2]})}" if kind else None
+    elif m := re.fullmatch(r"(bottleneck|reverse)(\..+)", field):
+        path = f"topology.{m[1]}{m[2]}"
+    elif (m := re.fullmatch(r"flows\[(\d+)\](\..+)?", field)) and int(m[1]) < len(spec.flow_groups):
+        path = f"flows[{spec.flow_groups[int(m[1])]}]{m[2] or ''}"
+    elif field in ("duration", "interval"):
+        path = "duration" if field == "duration" else "measure.interval"
+    if not sep or path is None:
+        return e
+    return SpecError(path, f"{what} (refused by the engine)")
 
 
 def _stamp(result: Result, backend: str, started: float, t0: float) -> None:
@@ -147,9 +210,13 @@ def _emu_spec(spec: Source, *, seed: int | None, set: Mapping[str, Any] | None, 
 
     if isinstance(spec, Spec) and seed is None and not set and not overrides:
         emu.check_spec(spec)
-        return spec
-    source = spec.resolved if isinstance(spec, Spec) else spec
-    return emu.load_spec(source, seed=seed, set=set, **overrides)
+        resolved = spec
+    else:
+        source = spec.resolved if isinstance(spec, Spec) else spec
+        resolved = emu.load_spec(source, seed=seed, set=set, **overrides)
+    if resolved.metrics.get("packets_ns"):
+        raise SpecError("measure.packets", "the emulator keeps no packet log; remove it or run in the simulator")
+    return resolved
 
 
 @dataclass

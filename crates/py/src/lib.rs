@@ -9,7 +9,7 @@
 //! The GIL is released while the engine runs.
 
 use cc::registry::{self, ParamDefault, ParamKind, ParamValue};
-use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 use sim::qdisc::{DefaultValue as QdiscDefault, ParamType as QdiscParamType, QdiscConfig};
@@ -57,7 +57,8 @@ fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue
 const SLICE_EVENTS: u64 = 2_000_000;
 
 /// The registry as a list of dicts: name, summary, source, default_recovery,
-/// unconfirmed, needs_pacing, needs_ecn, params (name, type, default, min, max, choices, doc).
+/// unconfirmed, needs_pacing, needs_ecn, randomized (draws random numbers),
+/// params (name, type, default, min, max, choices, doc).
 #[pyfunction]
 fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
     let list = PyList::empty(py);
@@ -70,6 +71,7 @@ fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
         d.set_item("unconfirmed", a.unconfirmed)?;
         d.set_item("needs_pacing", a.needs_pacing)?;
         d.set_item("needs_ecn", a.needs_ecn)?;
+        d.set_item("randomized", a.randomized)?;
         let ps = PyList::empty(py);
         for p in a.params {
             let pd = PyDict::new(py);
@@ -107,9 +109,13 @@ fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
 }
 
 /// The queue disciplines as a list of dicts: name, summary, source, params
-/// (name, type ("float", "int", "bool" or "choice"), default, min, max,
-/// choices, doc). The link table's `qdisc` dict takes `kind` = name plus
-/// any of these parameters.
+/// (name, type ("float", "int", "bool" or "choice"), default, doc; numbers
+/// also min, max, min_open and max_open (true: the bound itself is outside),
+/// unit (None, "ns" or "bytes") and exceeds (the parameter this one must be
+/// greater than, or None); choices). This is the engine's own table: the
+/// engine checks a configuration against it, and the Python validation reads
+/// it. The link table's `qdisc` dict takes `kind` = name plus any of these
+/// parameters.
 #[pyfunction]
 fn qdisc_catalogue(py: Python<'_>) -> PyResult<Py<PyList>> {
     let list = PyList::empty(py);
@@ -139,6 +145,12 @@ fn qdisc_catalogue(py: Python<'_>) -> PyResult<Py<PyList>> {
                     pd.set_item("max", p.max)?;
                 }
                 _ => {}
+            }
+            if matches!(p.ty, QdiscParamType::Int | QdiscParamType::Float) {
+                pd.set_item("min_open", p.min_open)?;
+                pd.set_item("max_open", p.max_open)?;
+                pd.set_item("unit", p.unit.name())?;
+                pd.set_item("exceeds", p.exceeds)?;
             }
             match p.default {
                 QdiscDefault::Bool(b) => pd.set_item("default", b)?,
@@ -171,7 +183,7 @@ fn cc_resolve(py: Python<'_>, name: &str, params: Option<Bound<'_, PyDict>>) -> 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     match d.get_item(key)? {
         Some(v) => v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}"))),
-        None => Err(PyKeyError::new_err(format!("config key {key} is missing"))),
+        None => Err(PyValueError::new_err(format!("config key {key} is missing"))),
     }
 }
 
@@ -184,7 +196,9 @@ fn get_opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyRe
     }
 }
 
-fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
+/// A link; `field` ("bottleneck" or "reverse") prefixes its refusals, as
+/// `Config::check` names them.
+fn link_from(d: &Bound<'_, PyDict>, field: &str) -> PyResult<LinkConfig> {
     let limit = match (get_opt::<u64>(d, "buffer_pkts")?, get_opt::<u64>(d, "buffer_bytes")?) {
         (Some(p), None) => QueueLimit::Packets(p),
         (None, Some(b)) => QueueLimit::Bytes(b),
@@ -209,7 +223,11 @@ fn link_from(d: &Bound<'_, PyDict>) -> PyResult<LinkConfig> {
         Some(q) => {
             let kind: String = get(&q, "kind")?;
             let params: Vec<_> = params_from(Some(q))?.into_iter().filter(|(k, _)| k != "kind").collect();
-            QdiscConfig::from_params(&kind, &params).map_err(|e| PyValueError::new_err(format!("qdisc: {e}")))?
+            QdiscConfig::from_params(&kind, &params).map_err(|e| {
+                // "<parameter>: <what>", or the discipline itself unknown.
+                let known = sim::qdisc_catalogue().iter().any(|q| q.name == kind);
+                PyValueError::new_err(if known { format!("{field}.qdisc.{e}") } else { format!("{field}.qdisc: {e}") })
+            })?
         }
     };
     Ok(LinkConfig {
@@ -356,8 +374,8 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
         duration_ns: get(d, "duration_ns")?,
         interval_ns: get(d, "interval_ns")?,
         trace: get(d, "trace")?,
-        bottleneck: link_from(&bottleneck)?,
-        reverse: link_from(&reverse)?,
+        bottleneck: link_from(&bottleneck, "bottleneck")?,
+        reverse: link_from(&reverse, "reverse")?,
         flows: fl,
         tcp_sources,
         udp_sources,
@@ -408,8 +426,24 @@ fn hand_over(py: Python<'_>, engine: &mut sim::Simulator, sink: &PyObject) -> Py
     Ok(())
 }
 
+/// The packet log's rows as columns (name → (numpy dtype, bytes)), which
+/// it then forgets, keeping its buffers for the next chunk.
+fn packet_columns<'py>(py: Python<'py>, engine: &mut sim::Simulator) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, dtype, bytes) in engine.packet_log().columns() {
+        d.set_item(name, (dtype, PyBytes::new(py, &bytes)))?;
+    }
+    engine.clear_packet_log();
+    Ok(d)
+}
+
+/// With `packets` = (from_ns, to_ns), the engine also logs every packet
+/// event at the links in that window (see `sim::packet_log`): to
+/// `packet_sink(columns)` in chunks of at least `chunk_rows` rows as the run
+/// goes and the rest at the end, or without a sink as `packets` in the output.
 #[pyfunction]
-#[pyo3(signature = (config, progress=None, sink=None, chunk_rows=65536, slice_events=SLICE_EVENTS))]
+#[pyo3(signature = (config, progress=None, sink=None, chunk_rows=65536, slice_events=SLICE_EVENTS, packets=None, packet_sink=None))]
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
     config: Bound<'_, PyDict>,
@@ -417,11 +451,26 @@ fn simulate(
     sink: Option<PyObject>,
     chunk_rows: usize,
     slice_events: u64,
+    packets: Option<(u64, u64)>,
+    packet_sink: Option<PyObject>,
 ) -> PyResult<Py<PyDict>> {
-    let cfg = config_from(&config)?;
+    // Every refusal is a ValueError whose text is "<engine field>: <what is
+    // wrong>": a missing or mistyped key of the config (a front-end mistake)
+    // as much as a value outside what the engine represents.
+    let cfg = config_from(&config).map_err(|e| {
+        if e.is_instance_of::<PyValueError>(py) {
+            e
+        } else {
+            PyValueError::new_err(e.value(py).to_string())
+        }
+    })?;
     let mut engine = sim::Simulator::new(&cfg).map_err(PyValueError::new_err)?;
     if sink.is_some() {
         engine.set_trace_chunk_rows(chunk_rows);
+    }
+    if let Some((from_ns, to_ns)) = packets {
+        let rows = if packet_sink.is_some() { chunk_rows } else { usize::MAX };
+        engine.set_packet_log(from_ns, to_ns, rows).map_err(PyValueError::new_err)?;
     }
     let t0 = std::time::Instant::now();
     let mut writing = std::time::Duration::ZERO;
@@ -440,13 +489,28 @@ fn simulate(
                 writing += before.elapsed();
             }
         }
+        if let Some(psink) = &packet_sink {
+            let rows = engine.packet_log().len();
+            if rows > 0 && (done || rows >= chunk_rows) {
+                let before = std::time::Instant::now();
+                psink.call1(py, (packet_columns(py, &mut engine)?,))?;
+                writing += before.elapsed();
+            }
+        }
         if done {
             break;
         }
     }
     // The engine's own time: without the sink's (writing the trace away).
+    let packet_log = match (packets, &packet_sink) {
+        (Some(_), None) => Some(packet_columns(py, &mut engine)?),
+        _ => None,
+    };
     let out = engine.finish((t0.elapsed() - writing).as_secs_f64()).map_err(PyRuntimeError::new_err)?;
     let d = PyDict::new(py);
+    if let Some(p) = packet_log {
+        d.set_item("packets", p)?;
+    }
     d.set_item("flows_trace", columns(py, &out.flow_columns)?)?;
     d.set_item("queue_trace", columns(py, &out.queue_columns)?)?;
     let flows = PyList::empty(py);

@@ -52,6 +52,8 @@ pub enum Event {
     SessionStart(u32, u32),
     /// A UDP source sends its next packet.
     UdpSend(u32),
+    /// The packet log's window opens (true) or closes (false).
+    PacketLog(bool),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -21,6 +21,7 @@ pub mod event;
 pub mod hist;
 pub mod net;
 pub mod packet;
+pub mod packet_log;
 pub mod qdisc;
 pub mod rng;
 pub mod sim;
@@ -30,6 +31,7 @@ pub mod traffic;
 pub mod xcp_router;
 
 pub use net::QueueLimit;
+pub use packet_log::PacketLog;
 pub use qdisc::{catalogue as qdisc_catalogue, QdiscConfig};
 pub use sim::{run, Simulator};
 pub use tcp::sender::{App, Recovery};
@@ -291,4 +293,7 @@ pub struct Output {
     pub bottleneck_data_packets: u64,
     /// Wall-clock seconds spent in the event loop.
     pub engine_seconds: f64,
+    /// Rows of the packet log not yet taken (empty unless
+    /// [`Simulator::set_packet_log`] was called).
+    pub packets: PacketLog,
 }

@@ -83,11 +83,21 @@ pub struct PacketArena {
     slots: Vec<Packet>,
     free: Vec<PacketId>,
     live: u64,
+    /// While the packet log is open: packets a discipline CE-marked, in
+    /// order, for the simulator to log (see `crate::packet_log`).
+    pub log_marks: bool,
+    pub marked: Vec<PacketId>,
 }
 
 impl PacketArena {
     pub fn new() -> PacketArena {
-        PacketArena { slots: Vec::with_capacity(4096), free: Vec::with_capacity(4096), live: 0 }
+        PacketArena {
+            slots: Vec::with_capacity(4096),
+            free: Vec::with_capacity(4096),
+            live: 0,
+            log_marks: false,
+            marked: Vec::new(),
+        }
     }
 
     #[inline]
@@ -142,7 +152,11 @@ impl crate::qdisc::PacketView for PacketArena {
     }
     #[inline]
     fn set_ce(&mut self, id: PacketId) {
-        self.get_mut(id).ce = true;
+        let p = &mut self.slots[id as usize];
+        if self.log_marks && !p.ce {
+            self.marked.push(id);
+        }
+        p.ce = true;
     }
     /// FQ-CoDel's flow identity: the slot or UDP source index and the packet
     /// kind (data, ACK, datagram), so a flow's data and its ACKs and a UDP

@@ -11,6 +11,10 @@ use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIME
 use crate::hist::Histogram;
 use crate::net::{DelayLine, Dir, Hop, Port, Qdisc};
 use crate::packet::{Kind, Packet, PacketArena, PacketId};
+use crate::packet_log::{
+    DropReason, Owner, PacketEvent, PacketLog, PacketRow, ECN_CE, ECN_ECT0, ECN_NOT_ECT, FLAG_ACK, FLAG_CWR, FLAG_ECE,
+    FLAG_RETRANS,
+};
 use crate::rng::Rng;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
@@ -116,6 +120,21 @@ pub struct Simulator {
     dropped: u64,
     events: u64,
     bottleneck_data_packets: u64,
+    /// The packet log's window is open: the event loop with its hooks runs.
+    logging: bool,
+    packet_log: PacketLog,
+    /// See [`Simulator::set_packet_log`].
+    packet_chunk_rows: usize,
+}
+
+/// How a slice of the event loop ended.
+enum Slice {
+    /// The experiment reached its end.
+    Done,
+    /// The budget ran out (or a trace chunk is ready).
+    Paused,
+    /// The packet log opened or closed, with this budget left.
+    Switch(u64),
 }
 
 fn ns(t: u64) -> Time {
@@ -205,6 +224,9 @@ impl Simulator {
             dropped: 0,
             events: 0,
             bottleneck_data_packets: 0,
+            logging: false,
+            packet_log: PacketLog::default(),
+            packet_chunk_rows: usize::MAX,
         };
         for (i, f) in cfg.flows.iter().enumerate() {
             let cc = cc::build(&f.cc, &f.params).map_err(|e| match e.param {
@@ -492,24 +514,206 @@ impl Simulator {
         self.trace_chunk_rows = rows.max(1);
     }
 
+    /// Records every packet event at the links in the window [from_ns,
+    /// to_ns) into the packet log (see [`crate::packet_log`]); `chunk_rows`:
+    /// a slice of [`Simulator::run_events`] ends at the next probe once this
+    /// many rows are waiting, for the caller to take them
+    /// ([`Simulator::packet_log`], [`Simulator::clear_packet_log`]); what is
+    /// left comes with [`Simulator::finish`]. Call before running.
+    pub fn set_packet_log(&mut self, from_ns: u64, to_ns: u64, chunk_rows: usize) -> Result<(), String> {
+        if from_ns >= to_ns {
+            return Err(format!("packet log: the window's start ({from_ns} ns) must be before its end ({to_ns} ns)"));
+        }
+        let (from, to) = (ns(from_ns), ns(to_ns));
+        self.packet_chunk_rows = chunk_rows.max(1);
+        // Room for one chunk up front; a longer slice grows the buffers by doubling.
+        self.packet_log = PacketLog::new(from, to, chunk_rows.clamp(1, 1 << 16));
+        self.arena.marked.reserve(64);
+        // Opened a picosecond early, so that it is open for every event at
+        // `from` (`log` keeps rows only from `from` on); at 0, now.
+        if from == 0 {
+            self.open_packet_log(true);
+        } else if from <= self.end {
+            self.q.push(from - 1, Event::PacketLog(true));
+        }
+        if to <= self.end {
+            self.q.push(to, Event::PacketLog(false));
+        }
+        Ok(())
+    }
+
+    /// The packet log's rows not yet cleared.
+    pub fn packet_log(&self) -> &PacketLog {
+        &self.packet_log
+    }
+
+    /// Forgets the packet log's rows (after the caller has taken them),
+    /// keeping its buffers.
+    pub fn clear_packet_log(&mut self) {
+        self.packet_log.clear();
+    }
+
+    fn open_packet_log(&mut self, open: bool) {
+        self.logging = open;
+        self.arena.log_marks = open;
+        self.arena.marked.clear();
+        if open {
+            for p in [FWD, REV] {
+                self.packet_log.aqm_seen[p] = self.ports[p].qdisc.aqm_drops();
+            }
+        }
+    }
+
+    /// Appends one row about packet `id` at port `link`.
+    #[cold]
+    #[inline(never)]
+    fn log(&mut self, link: usize, id: PacketId, event: PacketEvent, reason: DropReason) {
+        let now = self.now;
+        if now < self.packet_log.from || now >= self.packet_log.to {
+            return; // the picosecond before the window, or its end before the closing event
+        }
+        let pkt = self.arena.get(id);
+        let flags = if pkt.retrans { FLAG_RETRANS } else { 0 }
+            | if pkt.ece { FLAG_ECE } else { 0 }
+            | if pkt.cwr { FLAG_CWR } else { 0 }
+            | if pkt.kind == Kind::Ack { FLAG_ACK } else { 0 };
+        let ecn = if pkt.ce {
+            ECN_CE
+        } else if pkt.ect {
+            ECN_ECT0
+        } else {
+            ECN_NOT_ECT
+        };
+        let (owner, owner_id, seq_bytes, ack_bytes) = match pkt.kind {
+            Kind::Udp => (Owner::Udp, pkt.flow, pkt.seg.saturating_sub(1) * pkt.payload as u64, 0),
+            kind => {
+                let fl = &self.flows[pkt.flow as usize];
+                let (owner, owner_id) = if (pkt.flow as usize) < self.n_fg {
+                    (Owner::Flow, pkt.flow)
+                } else {
+                    (Owner::Transfer, fl.transfer.unwrap_or(u32::MAX))
+                };
+                let mss = fl.sender.cfg.mss as u64;
+                if kind == Kind::Data {
+                    (owner, owner_id, pkt.seg * mss, 0)
+                } else {
+                    // The last segment of a sized transfer may be short.
+                    let ack = match fl.sender.cfg.app {
+                        App::Fixed { bytes } => (pkt.seg * mss).min(bytes),
+                        _ => pkt.seg * mss,
+                    };
+                    (owner, owner_id, 0, ack)
+                }
+            }
+        };
+        self.packet_log.push(PacketRow {
+            time_ns: now / PS_PER_NS,
+            link: link as u8,
+            event,
+            reason,
+            owner,
+            id: owner_id,
+            seq_bytes,
+            ack_bytes,
+            size_bytes: pkt.wire_len,
+            payload_bytes: pkt.payload,
+            flags,
+            ecn,
+        });
+    }
+
+    /// Logs the marks the discipline of port `p` just made.
+    #[cold]
+    #[inline(never)]
+    fn log_marks(&mut self, p: usize) {
+        for i in 0..self.arena.marked.len() {
+            let id = self.arena.marked[i];
+            self.log(p, id, PacketEvent::Mark, DropReason::None);
+        }
+        self.arena.marked.clear();
+    }
+
+    /// Logs the marks of a dequeue at port `p` and the start of `next`'s transmission.
+    #[cold]
+    #[inline(never)]
+    fn log_dequeue(&mut self, p: usize, next: Option<PacketId>) {
+        self.log_marks(p);
+        if let Some(id) = next {
+            self.log(p, id, PacketEvent::Dequeue, DropReason::None);
+        }
+    }
+
+    /// Logs the arrival of packet `id` at an endpoint of slot `f`, against
+    /// the port it crossed.
+    #[cold]
+    #[inline(never)]
+    fn log_deliver(&mut self, id: PacketId, f: u32) {
+        let data_port = self.flows[f as usize].data_port;
+        let link = if self.arena.get(id).kind == Kind::Ack { 1 - data_port } else { data_port };
+        self.log(link, id, PacketEvent::Deliver, DropReason::None);
+    }
+
+    /// Logs a drop at port `p` with its reason: random loss, the
+    /// discipline's choice (its AQM drop counter moved past those already
+    /// logged) or overflow.
+    #[cold]
+    #[inline(never)]
+    fn log_drop(&mut self, p: usize, id: PacketId, random: bool) {
+        let reason = if random {
+            // Lost on arrival: its enqueue row first.
+            self.log(p, id, PacketEvent::Enqueue, DropReason::None);
+            DropReason::Random
+        } else if self.ports[p].qdisc.aqm_drops() > self.packet_log.aqm_seen[p] {
+            self.packet_log.aqm_seen[p] += 1;
+            DropReason::Aqm
+        } else {
+            DropReason::Overflow
+        };
+        self.log(p, id, PacketEvent::Drop, reason);
+    }
+
     /// Handles at most `budget` events; returns true once the experiment has
     /// reached its end. A caller that must stay responsive (to Ctrl-C, to draw
     /// progress) runs the engine in such slices.
     pub fn run_events(&mut self, mut budget: u64) -> bool {
+        // The event loop exists twice: with the packet log's hooks compiled
+        // in (`LOG`) for while its window is open, and without them, the
+        // same code as with no packet log at all, for the rest of the run.
+        loop {
+            let slice = if self.logging { self.run_slice_logged(budget) } else { self.run_slice::<false>(budget) };
+            match slice {
+                Slice::Done => return true,
+                Slice::Paused => return false,
+                Slice::Switch(left) => budget = left,
+            }
+        }
+    }
+
+    /// The loop with the log's hooks, kept apart from the other so that the
+    /// compiler lays that one out (and inlines into it) as without the log.
+    #[cold]
+    #[inline(never)]
+    fn run_slice_logged(&mut self, budget: u64) -> Slice {
+        self.run_slice::<true>(budget)
+    }
+
+    /// [`Simulator::run_events`] with the packet log open (`LOG`) or closed;
+    /// stops with the budget left when the log opens or closes.
+    fn run_slice<const LOG: bool>(&mut self, mut budget: u64) -> Slice {
         while let Some(t) = self.q.peek_time() {
             if t > self.end {
-                return true;
+                return Slice::Done;
             }
             if budget == 0 {
-                return false;
+                return Slice::Paused;
             }
             budget -= 1;
             let (t, ev) = self.q.pop().expect("peeked");
             self.now = t;
             self.events += 1;
             match ev {
-                Event::PortTxDone(p) => self.port_tx_done(p as usize),
-                Event::LineDeliver(l) => self.line_deliver(l),
+                Event::PortTxDone(p) => self.port_tx_done::<LOG>(p as usize),
+                Event::LineDeliver(l) => self.line_deliver::<LOG>(l),
                 Event::Timer(f, k) => self.timer(f, k),
                 Event::FlowStart(f) => {
                     self.flows[f as usize].sender.start(t);
@@ -537,10 +741,18 @@ impl Simulator {
                     }
                 }
                 Event::SessionStart(s, k) => self.start_transfer(s, Some(k)),
-                Event::UdpSend(u) => self.udp_send(u as usize),
+                Event::UdpSend(u) => self.udp_send::<LOG>(u as usize),
+                Event::PacketLog(open) => {
+                    // Bookkeeping, not part of the experiment: not counted.
+                    self.events -= 1;
+                    self.open_packet_log(open);
+                    if open != LOG {
+                        return Slice::Switch(budget);
+                    }
+                }
             }
         }
-        true
+        Slice::Done
     }
 
     /// Moves packets the endpoints produced onto their first line and syncs timers.
@@ -610,11 +822,11 @@ impl Simulator {
         self.flush(f);
     }
 
-    fn line_deliver(&mut self, l: u32) {
+    fn line_deliver<const LOG: bool>(&mut self, l: u32) {
         let now = self.now;
         while let Some(id) = self.lines[l as usize].pop_due(now) {
             let next = self.lines[l as usize].next;
-            self.forward(id, next);
+            self.forward::<LOG>(id, next);
         }
         if let Some(at) = self.lines[l as usize].head_time() {
             self.q.push(at, Event::LineDeliver(l));
@@ -622,18 +834,18 @@ impl Simulator {
     }
 
     #[inline]
-    fn forward(&mut self, id: PacketId, hop: Hop) {
+    fn forward<const LOG: bool>(&mut self, id: PacketId, hop: Hop) {
         match hop {
-            Hop::Port(p) => self.enqueue(p as usize, id),
+            Hop::Port(p) => self.enqueue::<LOG>(p as usize, id),
             Hop::Receiver(f) => {
-                let Some(pkt) = self.consume(id, f) else {
+                let Some(pkt) = self.consume::<LOG>(id, f) else {
                     return;
                 };
                 self.flows[f as usize].receiver.on_data(self.now, &pkt);
                 self.flush(f);
             }
             Hop::Sender(f) => {
-                let Some(pkt) = self.consume(id, f) else {
+                let Some(pkt) = self.consume::<LOG>(id, f) else {
                     return;
                 };
                 let fl = &mut self.flows[f as usize];
@@ -655,8 +867,11 @@ impl Simulator {
     /// Takes a packet that reached an endpoint of slot `f` out of the
     /// network; `None` if the slot's transfer has already finished.
     #[inline]
-    fn consume(&mut self, id: PacketId, f: u32) -> Option<Packet> {
+    fn consume<const LOG: bool>(&mut self, id: PacketId, f: u32) -> Option<Packet> {
         let pkt = *self.arena.get(id);
+        if LOG {
+            self.log_deliver(id, f);
+        }
         self.arena.free(id);
         self.delivered += 1;
         let fl = &mut self.flows[f as usize];
@@ -668,7 +883,10 @@ impl Simulator {
         Some(pkt)
     }
 
-    fn drop_packet(&mut self, p: usize, id: PacketId, random: bool) {
+    fn drop_packet<const LOG: bool>(&mut self, p: usize, id: PacketId, random: bool) {
+        if LOG {
+            self.log_drop(p, id, random);
+        }
         let (flow, kind) = {
             let pkt = self.arena.get(id);
             (pkt.flow, pkt.kind)
@@ -695,7 +913,7 @@ impl Simulator {
         }
     }
 
-    fn enqueue(&mut self, p: usize, id: PacketId) {
+    fn enqueue<const LOG: bool>(&mut self, p: usize, id: PacketId) {
         let now = self.now;
         let (wire, kind) = {
             let pkt = self.arena.get_mut(id);
@@ -703,8 +921,11 @@ impl Simulator {
             (pkt.wire_len, pkt.kind)
         };
         self.ports[p].arrivals += 1;
+        // With the packet log (LOG), the enqueue row is written on each of
+        // the three ways on: lost, straight onto the idle link, or once the
+        // discipline has taken it (before the marks and drops it made).
         if kind != Kind::Ack && self.losses[p].lose() {
-            self.drop_packet(p, id, true);
+            self.drop_packet::<LOG>(p, id, true);
             return;
         }
         let port = &mut self.ports[p];
@@ -713,18 +934,26 @@ impl Simulator {
             let at = now + port.tx_time(wire);
             self.q.push(at, Event::PortTxDone(p as u32));
             if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(0);
+            if LOG {
+                self.log(p, id, PacketEvent::Enqueue, DropReason::None);
+                self.log(p, id, PacketEvent::Dequeue, DropReason::None);
+            }
             return;
         }
         // An AQM sees every arrival (RED's average decays over idle time),
         // so the packet goes through it even when the link is idle.
         let admitted = port.qdisc.enqueue(id, now, &mut self.arena);
-        self.drain_dropped(p);
+        if LOG {
+            self.log(p, id, PacketEvent::Enqueue, DropReason::None);
+            self.log_marks(p);
+        }
+        self.drain_dropped::<LOG>(p);
         if !admitted {
-            self.drop_packet(p, id, false);
+            self.drop_packet::<LOG>(p, id, false);
             return;
         }
         if self.ports[p].busy.is_none() {
-            self.start_next(p);
+            self.start_next::<LOG>(p);
         }
         let port = &mut self.ports[p];
         let backlog = port.qdisc.len() as u64;
@@ -735,18 +964,21 @@ impl Simulator {
 
     /// Accounts for packets the discipline dropped after admitting them.
     #[inline]
-    fn drain_dropped(&mut self, p: usize) {
+    fn drain_dropped<const LOG: bool>(&mut self, p: usize) {
         while let Some(d) = self.ports[p].qdisc.pop_dropped() {
-            self.drop_packet(p, d, false);
+            self.drop_packet::<LOG>(p, d, false);
         }
     }
 
     /// Takes the next packet from the discipline onto the idle serialiser.
     #[inline]
-    fn start_next(&mut self, p: usize) {
+    fn start_next<const LOG: bool>(&mut self, p: usize) {
         let now = self.now;
         let next = self.ports[p].qdisc.dequeue(now, &mut self.arena);
-        self.drain_dropped(p);
+        self.drain_dropped::<LOG>(p);
+        if LOG {
+            self.log_dequeue(p, next);
+        }
         if let Some(next) = next {
             let port = &mut self.ports[p];
             port.busy = Some(next);
@@ -758,7 +990,7 @@ impl Simulator {
         }
     }
 
-    fn port_tx_done(&mut self, p: usize) {
+    fn port_tx_done<const LOG: bool>(&mut self, p: usize) {
         let now = self.now;
         let id = self.ports[p].busy.take().expect("tx done on an idle port");
         let (flow, wire, kind) = {
@@ -778,6 +1010,9 @@ impl Simulator {
         }
         if kind == Kind::Udp {
             // Datagrams leave the dumbbell after the link; count and consume.
+            if LOG {
+                self.log(p, id, PacketEvent::Deliver, DropReason::None);
+            }
             self.arena.free(id);
             self.delivered += 1;
             self.udp_sources[flow].stats.delivered_bytes += wire;
@@ -803,10 +1038,10 @@ impl Simulator {
                 self.q.push(at, Event::LineDeliver(line));
             }
         }
-        self.start_next(p);
+        self.start_next::<LOG>(p);
     }
 
-    fn udp_send(&mut self, u: usize) {
+    fn udp_send<const LOG: bool>(&mut self, u: usize) {
         let now = self.now;
         let st = &mut self.udp_sources[u];
         let stop = st.cfg.stop_ns.map(ns).unwrap_or(Time::MAX);
@@ -837,7 +1072,7 @@ impl Simulator {
         pkt.kind = Kind::Udp;
         let id = self.arena.alloc(pkt);
         self.created += 1;
-        self.enqueue(port, id);
+        self.enqueue::<LOG>(port, id);
     }
 
     /// Records one interval; true when `trace_chunk_rows` flow rows are waiting.
@@ -890,7 +1125,7 @@ impl Simulator {
         if now < self.end {
             self.q.push((now + self.interval).min(self.end), Event::Probe);
         }
-        self.flow_trace.t_ns.len() >= self.trace_chunk_rows
+        self.flow_trace.t_ns.len() >= self.trace_chunk_rows || self.packet_log.len() >= self.packet_chunk_rows
     }
 
     /// When a foreground flow ends (ns, not before its start): at its
@@ -1033,6 +1268,7 @@ impl Simulator {
             events: self.events,
             bottleneck_data_packets: self.bottleneck_data_packets,
             engine_seconds,
+            packets: self.packet_log,
         })
     }
 

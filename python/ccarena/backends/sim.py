@@ -20,6 +20,7 @@ def simulate(
     *,
     sink: Callable[..., None] | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    packet_sink: Callable[..., None] | None = None,
 ) -> dict[str, Any]:
     """Runs the experiment in the simulator and returns its raw output.
 
@@ -33,9 +34,17 @@ def simulate(
     With ``sink``, the traces go to ``sink(flows_trace, queue_trace, flows)``
     in chunks of at least ``chunk_rows`` flow rows as the run goes (see
     :class:`ccarena.results.spool.TraceSpool`) and come back empty.
+
+    With ``[measure] packets`` the packet log goes to ``packet_sink(columns)``
+    the same way, or without one comes back as ``packets``
+    (:func:`ccarena.results.packets.packets_table` reads either).
     """
+    window = spec.metrics.get("packets_ns")
+    packets = (int(window[0]), int(window[1])) if window else None
     try:
-        raw: dict[str, Any] = _core.simulate(spec.engine, progress, sink, chunk_rows)
+        raw: dict[str, Any] = _core.simulate(
+            spec.engine, progress, sink, chunk_rows, packets=packets, packet_sink=packet_sink if packets else None
+        )
     except ValueError as e:
         raise SpecError("experiment", f"the engine refused it: {e}") from None
     return raw

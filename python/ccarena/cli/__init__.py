@@ -4,14 +4,14 @@
 (``--backend emu``: runs it on real Linux TCP through ccarena's link
 emulator instead); ``ccarena compare FILE`` runs both and compares them;
 ``ccarena sweep FILE`` runs a campaign (a grid of runs with repeats) and
-``ccarena results DIR`` summarises it; ``ccarena reproduce ID`` reruns a
+``ccarena results DIR`` summarises it and ``ccarena plot DIR`` draws it; ``ccarena reproduce ID`` reruns a
 published experiment from its preset; ``ccarena list cc`` lists the
 congestion-control algorithms and their parameters; ``ccarena schema``
 prints the experiment file's JSON Schema.
 Mistakes in an experiment print one line, ``error: <field>: <what is
 wrong>``, and exit with status 2 without writing anything.
 
-One module per command (``run``, ``sweep``, ``reproduce``, ``results``, ``report``,
+One module per command (``run``, ``sweep``, ``reproduce``, ``results``, ``plot``, ``report``,
 ``compare``, ``listing``, ``schema``), each
 with ``register(subparsers)``; a command imports what it needs when it
 runs, so ``ccarena --help`` starts at once. A new command is a module here
@@ -38,7 +38,7 @@ from .common import (
 
 __all__ = ["COMMANDS", "default_out_dir", "main"]
 
-COMMANDS = ("run", "sweep", "reproduce", "results", "report", "compare", "listing", "schema")
+COMMANDS = ("run", "sweep", "reproduce", "results", "plot", "report", "pcap", "compare", "listing", "schema")
 """The command modules, in the order ``--help`` lists them."""
 
 

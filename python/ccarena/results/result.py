@@ -12,6 +12,9 @@ A saved run is a folder::
                      background bytes, reverse backlog, flow slots in use
     transfers.parquet  one row per background TCP transfer: source, session, size,
                      start, completion time (null if unfinished), RTT, direction
+    packets.parquet  only with ``[measure] packets = [from, to]``: one row per
+                     packet event at a link in that window (enqueue, dequeue,
+                     drop, mark, deliver; see :mod:`ccarena.results.packets`)
     figure.png       the overview plot (rate, cwnd and queue over time)
 
 ``summary.json`` and the Parquet files depend only on the experiment and the
@@ -36,6 +39,7 @@ import tomli_w
 from ..analysis.metrics import FORMAT_VERSION, summarize
 from ..analysis.tables import FLOW_RENAMES, QUEUE_RENAMES, empty_transfers, flows_table, queue_table, transfers_table
 from ..spec import Spec
+from .packets import packets_table
 from .spool import PARQUET_OPTIONS, TraceSpool, table_metadata
 from .store import ResultExistsError, atomic_folder
 from .text import format_summary
@@ -99,6 +103,8 @@ class Result:
     * ``queue`` — the bottleneck queue per interval (a DataFrame);
     * ``transfers`` — one row per background TCP transfer (a DataFrame, see
       :func:`transfers_table`; empty without background traffic);
+    * ``packets`` — the packet log (a DataFrame, see
+      :mod:`ccarena.results.packets`; None unless ``[measure] packets`` asked for one);
     * ``spec`` — the resolved experiment (a dict, as in ``spec.toml``);
     * ``raw`` — what the simulator returned (None for a loaded result);
     * ``path`` — the folder it was saved to or loaded from, if any.
@@ -116,6 +122,7 @@ class Result:
         transfers: pa.Table | None = None,
         raw: Mapping[str, Any] | None = None,
         path: Path | None = None,
+        packets: pa.Table | None = None,
     ) -> None:
         self.spec: dict[str, Any] = dict(spec)
         self.summary: dict[str, Any] = dict(summary)
@@ -123,6 +130,8 @@ class Result:
         self._flows_arrow = flows
         self._queue_arrow = queue
         self.transfers_arrow = transfers if transfers is not None else empty_transfers()
+        # None: in packets.parquet under ``path`` if the run logged packets.
+        self._packets_arrow = packets
         self.raw = raw
         self.path = path
         self.provenance: dict[str, Any] | None = None
@@ -141,6 +150,7 @@ class Result:
             queue_table(raw),
             transfers=transfers_table(raw),
             raw=raw,
+            packets=packets_table(raw["packets"]) if "packets" in raw else None,
         )
 
     @classmethod
@@ -170,6 +180,21 @@ class Result:
         if self._queue_arrow is None:
             self._queue_arrow = self._read("queue.parquet", QUEUE_RENAMES)
         return self._queue_arrow
+
+    @property
+    def packets_arrow(self) -> pa.Table | None:
+        """The packet log as an Arrow table (the content of packets.parquet); None
+        when the experiment asked for none (``[measure] packets``)."""
+        if self._packets_arrow is None and self.path is not None and (self.path / "packets.parquet").exists():
+            self._packets_arrow = pq.read_table(self.path / "packets.parquet")
+        return self._packets_arrow
+
+    @property
+    def packets(self) -> pd.DataFrame | None:
+        """The packet log, one row per packet event at a link (see
+        :mod:`ccarena.results.packets`); None without one."""
+        table = self.packets_arrow
+        return None if table is None else self._frame(table)
 
     def _read(self, name: str, renames: Mapping[str, str]) -> pa.Table:
         if self.path is None:
@@ -228,10 +253,32 @@ class Result:
         return float(self.raw["stats"]["engine_seconds"])
 
     def plot(self, kind: str = "overview") -> Figure:
-        """A figure from the plot registry (see :mod:`ccarena.analysis.plots`)."""
+        """A figure of the run (a matplotlib Figure; ``fig.savefig("run.pdf")`` writes it).
+
+        ``kind`` names a recipe of :data:`ccarena.analysis.plots.PLOTS`:
+        ``overview`` (rate at the bottleneck, cwnd and queue over time),
+        ``rate``, ``cwnd``, ``queue``, ``rtt`` (one panel each) and
+        ``rate_cwnd`` (rate beside cwnd: what flows get against what the
+        sender allows). Rates are counted at the bottleneck, never derived
+        from the window.
+        """
         from ..analysis import plots
 
         return plots.figure(self, kind)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the headline metrics, each flow's values and the overview figure."""
+        from ..analysis.html import figure, table
+
+        s = self.summary
+        head = [(k, s.get(k)) for k in ("duration_s", "utilization", "utilization_window", "jain_index") if k in s]
+        out = f"<h3>{s.get('name')} (seed {s.get('seed')})</h3>" + table(["metric", "value"], head, keys=1)
+        flows = [f for f in s.get("flows", []) if isinstance(f, Mapping)]
+        cols = list(dict.fromkeys(k for f in flows for k, v in f.items() if not isinstance(v, (Mapping, list))))
+        out += table(cols, ([f.get(k) for k in cols] for f in flows), keys=3)
+        if self.path is not None or self.raw is not None:
+            out += figure(self.plot("overview"), "rate at the bottleneck, cwnd and queue over time")
+        return out
 
     def save(self, path: str | Path, *, figure: bool = True) -> Path:
         """Writes the run to a new folder and returns its path.
@@ -241,11 +288,13 @@ class Result:
         any error the temporary folder is removed.
         """
         out = Path(path)
-        flows, queue = self.flows_arrow, self.queue_arrow
+        flows, queue, packets = self.flows_arrow, self.queue_arrow, self.packets_arrow
         with atomic_folder(out) as tmp:
             key = self.run_key
             _write_parquet(flows, tmp / "flows.parquet", key)
             _write_parquet(queue, tmp / "queue.parquet", key)
+            if packets is not None:
+                _write_parquet(packets, tmp / "packets.parquet", key)
             self.write_rest(tmp, figure=figure)
         self.path = out
         return out

@@ -6,7 +6,8 @@ to ``flows.parquet`` and ``queue.parquet`` as one more row group and keeps
 only the sums the summary needs (:class:`~ccarena.analysis.tracesums.TraceSums`),
 so a run's memory depends on its flows, not on its duration. The files
 have the same columns and rows as those of a run kept in memory
-(:meth:`Result.save`).
+(:meth:`Result.save`). The packet log, when the experiment asks for one,
+arrives the same way (``packet_sink``) and goes to ``packets.parquet``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pyarrow.parquet as pq
 from ..analysis.metrics import FORMAT_VERSION, decode_columns, trace_sums
 from ..analysis.tables import flows_table, queue_table
 from ..spec import Spec
+from .packets import empty_packets, packets_table
 
 __all__ = ["PARQUET_OPTIONS", "TraceSpool", "table_metadata"]
 
@@ -70,6 +72,10 @@ class TraceSpool:
         self._append("queue.parquet", queue_table({"queue_trace": queue_trace}))
         self.chunks += 1
 
+    def packets(self, columns: Mapping[str, tuple[str, bytes]]) -> None:
+        """Receives a chunk of the packet log (the simulator's ``packet_sink``)."""
+        self._append("packets.parquet", packets_table(columns))
+
     def _append(self, name: str, table: pa.Table) -> None:
         table = table_metadata(table, self.run)
         writer = self._writers.get(name)
@@ -79,7 +85,9 @@ class TraceSpool:
         writer.write_table(table)
 
     def close(self) -> None:
-        """Finishes the files (their footers)."""
+        """Finishes the files (their footers); a packet log that saw no packet is an empty table."""
+        if self.spec.metrics.get("packets_ns") and "packets.parquet" not in self._writers:
+            self._append("packets.parquet", empty_packets())
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()

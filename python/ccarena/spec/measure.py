@@ -1,4 +1,13 @@
-"""``[measure]``: what a run records, and how its metrics are taken."""
+"""``[measure]``: what a run records, and how its metrics are taken.
+
+``packets = ["10s", "10.5s"]`` (off by default) also records every packet
+event at the links between those two times (from inclusive, to exclusive,
+within the duration) into ``packets.parquet``: one row per enqueue,
+dequeue (start of transmission), drop (with its reason), ECN mark and
+delivery, of data and of ACKs; see :mod:`ccarena.results.packets` for the
+columns and ``ccarena pcap`` for a capture file Wireshark reads. The
+simulator only: the emulator refuses it.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +24,8 @@ __all__ = ["Measure", "measure"]
 
 @dataclass(frozen=True)
 class Measure:
-    """The resolved ``[measure]`` table. ``window_ns`` None means the second half of the run."""
+    """The resolved ``[measure]`` table. ``window_ns`` None means the second half of the run;
+    ``packets_ns`` None: no packet log."""
 
     interval_ns: int
     trace: bool
@@ -27,6 +37,7 @@ class Measure:
     delta: float
     hold_ns: int
     jain: float
+    packets_ns: tuple[int, int] | None = None
 
     def resolved(self) -> dict[str, Any]:
         """The ``[measure]`` table of ``spec.toml``."""
@@ -40,6 +51,8 @@ class Measure:
         if self.rtt_fairness is not None:
             out["rtt_fairness"] = list(self.rtt_fairness)
         out["convergence"] = {"delta": self.delta, "hold": format_time(self.hold_ns), "jain": self.jain}
+        if self.packets_ns is not None:
+            out["packets"] = [format_time(t) for t in self.packets_ns]
         return out
 
     def engine(self) -> dict[str, Any]:
@@ -53,19 +66,21 @@ class Measure:
             "delta": self.delta,
             "hold_ns": self.hold_ns,
             "jain": self.jain,
+            **({"packets_ns": list(self.packets_ns)} if self.packets_ns is not None else {}),
         }
 
 
-def _window(value: Any, duration_ns: int) -> tuple[int, int]:
+def _window(value: Any, duration_ns: int, key: str = "window", example: str = '["30s", "300s"]') -> tuple[int, int]:
+    path = f"measure.{key}"
     if not isinstance(value, list) or len(value) != 2:
-        raise SpecError("measure.window", f'expected [from, to] such as ["30s", "300s"], got {describe(value)}')
-    lo = F.time(value[0], "measure.window[0]")
-    hi = F.time(value[1], "measure.window[1]")
+        raise SpecError(path, f"expected [from, to] such as {example}, got {describe(value)}")
+    lo = F.time(value[0], f"{path}[0]")
+    hi = F.time(value[1], f"{path}[1]")
     if hi <= lo:
-        raise SpecError("measure.window[1]", f"must be after measure.window[0] ({format_time(lo)}), got {describe(value[1])}")
+        raise SpecError(f"{path}[1]", f"must be after {path}[0] ({format_time(lo)}), got {describe(value[1])}")
     if hi > duration_ns:
         raise SpecError(
-            "measure.window[1]", f"must be at most the duration ({format_time(duration_ns)}), got {describe(value[1])}"
+            f"{path}[1]", f"must be at most the duration ({format_time(duration_ns)}), got {describe(value[1])}"
         )
     return lo, hi
 
@@ -103,6 +118,7 @@ def measure(raw: dict[str, Any], duration_ns: int, n_groups: int = 0) -> Measure
     delta = F.number(conv.get("delta", CONVERGENCE.default("delta")), "measure.convergence.delta", 0.0, 1.0, lo_open=True)
     hold_ns = F.time(conv.get("hold", CONVERGENCE.default("hold")), "measure.convergence.hold")
     jain = F.number(conv.get("jain", CONVERGENCE.default("jain")), "measure.convergence.jain", 0.0, 1.0, lo_open=True)
+    packets = _window(m["packets"], duration_ns, "packets", '["10s", "10.5s"]') if "packets" in m else None
     return Measure(
-        interval_ns, trace, window, average_ns, tuple(standard), std_groups, rtt_fair, delta, hold_ns, jain
+        interval_ns, trace, window, average_ns, tuple(standard), std_groups, rtt_fair, delta, hold_ns, jain, packets
     )

@@ -1,0 +1,149 @@
+"""The packet log: ``packets.parquet``, one row per packet event at a link.
+
+Written when the experiment asks for it (``[measure] packets = ["10s",
+"10.5s"]``, simulator only), for events from the first time inclusive to
+the second exclusive, in time order (events at the same nanosecond in the
+order the engine handled them). Columns:
+
+================  ========  ===================================================
+``time_ns``       uint64    when, ns since the start of the run
+``time_s``        float64   the same in seconds
+``link``          string    ``forward`` (the bottleneck: data of forward flows)
+                            or ``reverse`` (ACKs of forward flows, data of
+                            reverse flows)
+``event``         string    ``enqueue``: the packet arrives at the link (every
+                            arrival, those then dropped too); ``dequeue``: it
+                            leaves the queue and its transmission starts;
+                            ``drop``; ``mark``: the discipline sets CE;
+                            ``deliver``: it reaches its endpoint (data the
+                            receiver, an ACK the sender, a UDP datagram the
+                            end of the link)
+``reason``        string    drops only: ``overflow`` (buffer full, FQ-CoDel's
+                            overflow batch), ``aqm`` (RED/PIE early drop,
+                            CoDel head drop) or ``random`` (the link's loss
+                            process); null otherwise
+``direction``     string    ``data`` (TCP data or a UDP datagram) or ``ack``
+``flow``          uint32    the flow (as in flows.parquet and summary.json);
+                            null for background traffic
+``transfer``      uint32    a background TCP transfer (its row in
+                            transfers.parquet); null otherwise
+``udp_source``    uint32    a UDP source (its index among the UDP sources,
+                            in file order); null otherwise
+``seq_bytes``     uint64    data: offset of its first payload byte in the
+                            flow's stream, from 0 (the engine numbers
+                            segments; this is segment × MSS); a datagram:
+                            its offset in its source's stream; null for ACKs
+``ack_bytes``     uint64    ACKs: the cumulative acknowledgement, the next
+                            byte expected (a transfer's last short segment
+                            counted to its real end); null for data
+``size_bytes``    uint32    bytes on the wire (payload and headers)
+``payload_bytes`` uint32    payload bytes (0 for an ACK)
+``retransmission`` bool     the sender had sent this segment before
+``ecn``           uint8     the IP header's ECN field (RFC 3168): 0 Not-ECT,
+                            2 ECT(0), 3 CE (from its mark row on)
+``ece``           bool      TCP ECE (ACKs echoing congestion)
+``cwr``           bool      TCP CWR (data: the sender reduced its window)
+================  ========  ===================================================
+
+A packet crosses one link: a flow's data the link of its direction, its
+ACKs the other. SACK blocks, timestamps and the receive window are not
+logged. The schema's metadata carries the run key (``ccarena.run``), as
+every table of a result does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+
+from ..analysis.metrics import NS_PER_S, decode_columns
+from ..analysis.tables import _arrow, _bools, _strings
+
+__all__ = ["EVENTS", "LINKS", "PACKETS_SCHEMA", "REASONS", "empty_packets", "packets_table"]
+
+LINKS = ("forward", "reverse")
+EVENTS = ("enqueue", "dequeue", "drop", "mark", "deliver")
+"""The engine's event codes 0-4, in order."""
+REASONS = ("overflow", "aqm", "random")
+"""The engine's drop reasons 1-3, in order (0: not a drop)."""
+DIRECTIONS = ("data", "ack")
+
+# The engine's flag bits (crates/sim/src/packet_log.rs).
+_RETRANS, _ECE, _CWR, _ACK = 1, 2, 4, 8
+# Owners: a flow, a background transfer, a UDP source.
+_FLOW, _TRANSFER, _UDP = 0, 1, 2
+
+_NAMES = pa.dictionary(pa.int8(), pa.string())
+
+PACKETS_SCHEMA = pa.schema(
+    [
+        ("time_ns", pa.uint64()),
+        ("time_s", pa.float64()),
+        ("link", _NAMES),
+        ("event", _NAMES),
+        ("reason", _NAMES),
+        ("direction", _NAMES),
+        ("flow", pa.uint32()),
+        ("transfer", pa.uint32()),
+        ("udp_source", pa.uint32()),
+        ("seq_bytes", pa.uint64()),
+        ("ack_bytes", pa.uint64()),
+        ("size_bytes", pa.uint32()),
+        ("payload_bytes", pa.uint32()),
+        ("retransmission", pa.bool_()),
+        ("ecn", pa.uint8()),
+        ("ece", pa.bool_()),
+        ("cwr", pa.bool_()),
+    ]
+)
+
+
+def _names(codes: np.ndarray, names: tuple[str, ...], mask: np.ndarray | None = None) -> pa.Array:
+    """Small integer codes as a dictionary array of ``names`` (null where ``mask``)."""
+    indices = _arrow(codes.astype(np.int8), mask=mask)
+    return pa.DictionaryArray.from_arrays(indices, _strings(list(names)))
+
+
+_EMPTY: dict[str, tuple[str, bytes]] = {
+    name: (dtype, b"")
+    for name, dtype in [
+        ("time_ns", "<u8"), ("link", "|u1"), ("event", "|u1"), ("reason", "|u1"), ("owner", "|u1"), ("id", "<u4"),
+        ("seq_bytes", "<u8"), ("ack_bytes", "<u8"), ("size_bytes", "<u4"), ("payload_bytes", "<u4"),
+        ("flags", "|u1"), ("ecn", "|u1"),
+    ]
+}
+"""The engine's columns with no rows."""
+
+
+def packets_table(columns: Mapping[str, tuple[str, bytes]]) -> pa.Table:
+    """The engine's packet-log columns as the table of packets.parquet (see this module)."""
+    c = decode_columns(columns or _EMPTY)
+    owner, flags = c["owner"], c["flags"]
+    ack = (flags & _ACK) != 0
+    out = {
+        "time_ns": _arrow(c["time_ns"]),
+        "time_s": _arrow(c["time_ns"].astype(np.float64) / NS_PER_S),
+        "link": _names(c["link"], LINKS),
+        "event": _names(c["event"], EVENTS),
+        "reason": _names(np.maximum(c["reason"].astype(np.int16) - 1, 0), REASONS, mask=c["reason"] == 0),
+        "direction": _names(ack.astype(np.int8), DIRECTIONS),
+        "flow": _arrow(c["id"], mask=owner != _FLOW),
+        "transfer": _arrow(c["id"], mask=owner != _TRANSFER),
+        "udp_source": _arrow(c["id"], mask=owner != _UDP),
+        "seq_bytes": _arrow(c["seq_bytes"], mask=ack),
+        "ack_bytes": _arrow(c["ack_bytes"], mask=~ack),
+        "size_bytes": _arrow(c["size_bytes"]),
+        "payload_bytes": _arrow(c["payload_bytes"]),
+        "retransmission": _bools((flags & _RETRANS) != 0),
+        "ecn": _arrow(c["ecn"]),
+        "ece": _bools((flags & _ECE) != 0),
+        "cwr": _bools((flags & _CWR) != 0),
+    }
+    return pa.Table.from_arrays(list(out.values()), schema=PACKETS_SCHEMA)
+
+
+def empty_packets() -> pa.Table:
+    """A packets table with no rows (a run whose window saw no packet)."""
+    return packets_table(_EMPTY)
