@@ -250,8 +250,10 @@ def test_results_command_prints_means_with_confidence_intervals(tmp_path: Path) 
         [*CCARENA, "results", str(tmp_path / "c"), "--metric", "queue.drops", "--by", "flows[0].cc", "--csv"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    assert csv.splitlines()[0] == "flows[0].cc,queue.drops_mean,queue.drops_ci,queue.drops_n"
-    assert len(csv.splitlines()) == 3
+    assert csv.splitlines()[0] == "flows[0].cc,points,queue.drops_mean,queue.drops_ci,queue.drops_n"
+    # Each row pools the two buffers (and the baseline): not repeats, so no interval.
+    assert len(csv.splitlines()) == 3 and all(line.split(",")[1] == "4" and line.split(",")[3] == ""
+                                              for line in csv.splitlines()[1:])
     sql = subprocess.run(
         [*CCARENA, "results", str(tmp_path / "c"), "--sql", "SELECT count(*) AS n FROM runs", "--csv"],
         capture_output=True, text=True, check=True,
@@ -404,10 +406,17 @@ def test_an_existing_folder_of_another_campaign_is_never_touched(tmp_path: Path,
     path = write(tmp_path, '"flows[0].cc" = ["cubic"]\n')
     ccarena.sweep(path, out=tmp_path / "c", jobs=1)
     before = _run_folders(tmp_path / "c")
-    other = write(tmp_path, '"flows[0].cc" = ["bbr"]\n', name="other.toml")
+    # Another experiment outside [sweep] (a longer run) is another campaign: refused, nothing touched.
+    other = write(tmp_path, '"flows[0].cc" = ["cubic"]\n', duration="2s", name="other.toml")
     assert cli.main(["sweep", str(other), "--out", str(tmp_path / "c")]) == 2
     assert "holds another campaign" in capsys.readouterr().err
     assert _run_folders(tmp_path / "c") == before
+    # The same experiment with another sweep value grows the campaign: its finished run is kept as it was.
+    grown = write(tmp_path, '"flows[0].cc" = ["bbr"]\n', name="grown.toml")
+    assert cli.main(["sweep", str(grown), "--out", str(tmp_path / "c")]) == 0
+    assert "not in this grid: kept on disk" in capsys.readouterr().err
+    after = _run_folders(tmp_path / "c")
+    assert len(after) == 2 and all(after[k] == v for k, v in before.items())
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
     assert cli.main(["sweep", str(path), "--out", str(tmp_path / "mine")]) == 2

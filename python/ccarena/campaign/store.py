@@ -116,7 +116,7 @@ class Store:
     def _describe(folder: Path, header: dict[str, Any]) -> None:
         """Writes campaign.json and the runnable sweep.toml into ``folder``."""
         meta = {k: v for k, v in header.items() if k != "document"}
-        write_atomic(folder / "campaign.json", (json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n").encode())
+        write_atomic(folder / "campaign.json", (json.dumps(meta, indent=2, default=str) + "\n").encode())
         text = (
             "# The campaign of this folder as it was run (its file with the overrides and seed applied).\n"
             "# Run it again, or grow it by editing [sweep]: ccarena sweep THIS_FILE --out THIS_FOLDER\n"
