@@ -31,7 +31,7 @@
 //! (`cwnd · smooth_part` and `cnt << 4` cannot wrap); `epoch_start`, which
 //! modern Linux sets but never reads, is not kept.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// Linux `BICTCP_BETA_SCALE`: β is stored as a multiple of 1/1024.

@@ -49,7 +49,7 @@
 //! * λ is 1/4 as the reference gives it; the port copy read for this file
 //!   uses 1/2 (`LAMBDA_SHIFT 1`).
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// "No sample yet" for the RTT minima (Linux Vegas `0x7fffffff`), µs.

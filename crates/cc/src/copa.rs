@@ -104,7 +104,7 @@
 
 use std::collections::VecDeque;
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{AckSample, CaEvent, CongestionControl, RateSample, Sock, MAX_METRICS};
 
 /// RTT_min is the minimum over this long, µs (paper §2.1; genericCC, mvfst: 10 s).

@@ -64,7 +64,7 @@
 //! * The HyStart pacing cushion (`hystart_ack_delay`) assumes the Linux default
 //!   `gso_max_size` of 64 KiB.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, CaEvent, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// Linux `BICTCP_BETA_SCALE`: β is stored as a multiple of 1/1024.

@@ -28,7 +28,7 @@
 //! counted (Linux ≥ 6.x calls `in_ack_event` after `tcp_clean_rtx_queue`;
 //! older kernels counted them one ACK later).
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// Linux `DCTCP_MAX_ALPHA`: α = 1.

@@ -39,7 +39,7 @@
 //!   "Reno-like", unconfirmed). Outside Open state the window grows as Reno.
 //! * **Not cwnd-limited**: w is not raised (it could not be measured).
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// FAST's parameters. The paper's values are unconfirmed (reference §6.1).

@@ -35,7 +35,7 @@
 //! Deviations from Linux: none in the default configuration besides wider
 //! integers for the products.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, CongestionControl, Sock, MAX_METRICS};
 
 /// Linux `hstcp_aimd_vals`: row i covers `cwnd ≤ AIMD[i].0` (and above the

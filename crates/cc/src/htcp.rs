@@ -30,7 +30,7 @@
 //!   misfire if a congestion event happened at jiffy 0 (Linux starts jiffies
 //!   at −5 min, so it never does); here it is an `Option`.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// Linux `HZ` as used here: jiffies per second (1 jiffy = 1 ms).

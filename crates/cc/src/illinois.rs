@@ -26,7 +26,7 @@
 //! which corrupts the average); other products are computed in 64 bits with
 //! the same results as Linux's 32-bit ones.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// α is stored ×128 (Linux `ALPHA_SHIFT` = 7).

@@ -82,7 +82,7 @@
 //!   after each multiplicative decrease; neither is in the draft as the
 //!   reference gives it, and neither is done here.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CongestionControl, Sock, MAX_METRICS};
 use std::collections::VecDeque;
 

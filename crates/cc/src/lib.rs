@@ -33,6 +33,7 @@ pub mod highspeed;
 pub mod htcp;
 pub mod illinois;
 pub mod ledbat;
+pub mod params;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
@@ -44,7 +45,8 @@ pub mod vivace;
 pub mod westwood;
 pub mod xcp;
 
-pub use registry::{algorithms, build, resolve_params, AlgoInfo, ParamKind, ParamSpec, ParamValue, Params};
+pub use params::{ParamKind, ParamSpec, ParamValue, Params};
+pub use registry::{algorithms, build, resolve_params, AlgoInfo};
 
 /// Linux `TCP_INFINITE_SSTHRESH`: ssthresh before the first loss.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;

@@ -10,64 +10,9 @@ use crate::{bbr, bbr3, cubic, dctcp, reno, AnyCc};
 use crate::{bic, highspeed, htcp, illinois, scalable, sqrt, xcp};
 use crate::{compound, fast, vegas, vivace, westwood};
 
-/// A parameter value as given in an experiment file.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ParamValue {
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-}
-
-impl std::fmt::Display for ParamValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ParamValue::Bool(b) => write!(f, "{b}"),
-            ParamValue::Int(i) => write!(f, "{i}"),
-            ParamValue::Float(x) => write!(f, "{x}"),
-            ParamValue::Str(s) => write!(f, "\"{s}\""),
-        }
-    }
-}
-
-/// The type and range a parameter accepts.
-#[derive(Clone, Copy, Debug)]
-pub enum ParamKind {
-    Bool,
-    Int { min: i64, max: i64 },
-    Float { min: f64, max: f64 },
-    Choice(&'static [&'static str]),
-}
-
-/// A parameter's default, stored statically.
-#[derive(Clone, Copy, Debug)]
-pub enum ParamDefault {
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(&'static str),
-}
-
-impl ParamDefault {
-    fn value(self) -> ParamValue {
-        match self {
-            ParamDefault::Bool(b) => ParamValue::Bool(b),
-            ParamDefault::Int(i) => ParamValue::Int(i),
-            ParamDefault::Float(x) => ParamValue::Float(x),
-            ParamDefault::Str(s) => ParamValue::Str(s.to_string()),
-        }
-    }
-}
-
-/// One typed parameter of an algorithm.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamSpec {
-    pub name: &'static str,
-    pub kind: ParamKind,
-    pub default: ParamDefault,
-    /// What it does, its unit, and where the default comes from.
-    pub doc: &'static str,
-}
+// The parameter types live in `params` so that algorithms need not import
+// this table; they stay reachable here as `registry::ParamSpec` and so on.
+pub use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, ParamValue, Params};
 
 /// One registered algorithm.
 #[derive(Clone, Copy, Debug)]
@@ -92,50 +37,6 @@ pub struct AlgoInfo {
     /// per-flow seed, so repeats with different seeds differ even when
     /// nothing else in the scenario is random.
     pub randomized: bool,
-}
-
-/// Resolved parameters: every parameter of the algorithm, in the registry's
-/// order, with the given value or the default.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Params(pub Vec<(String, ParamValue)>);
-
-impl Params {
-    fn get(&self, name: &str) -> &ParamValue {
-        &self.0.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("parameter {name} missing after resolution")).1
-    }
-    pub fn bool(&self, name: &str) -> bool {
-        match self.get(name) {
-            ParamValue::Bool(b) => *b,
-            v => panic!("parameter {name} resolved to {v}, not a bool"),
-        }
-    }
-    pub fn int(&self, name: &str) -> i64 {
-        match self.get(name) {
-            ParamValue::Int(i) => *i,
-            v => panic!("parameter {name} resolved to {v}, not an integer"),
-        }
-    }
-    pub fn float(&self, name: &str) -> f64 {
-        match self.get(name) {
-            ParamValue::Float(x) => *x,
-            ParamValue::Int(i) => *i as f64,
-            v => panic!("parameter {name} resolved to {v}, not a number"),
-        }
-    }
-    pub fn str(&self, name: &str) -> &str {
-        match self.get(name) {
-            ParamValue::Str(s) => s,
-            v => panic!("parameter {name} resolved to {v}, not a string"),
-        }
-    }
-}
-
-/// A parameter error: which parameter (if one) and what was expected.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParamError {
-    /// `None` when the algorithm name itself is wrong.
-    pub param: Option<String>,
-    pub message: String,
 }
 
 const RENO_SOURCE: &str = "Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_reno_ssthresh); RFC 5681";

@@ -27,7 +27,7 @@
 //! values of `a` and `b`, 1/a is rounded to the nearest integer and b is
 //! applied in 1/1024 steps (b = 0.125 is exactly `>> 3`).
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, CongestionControl, Sock, MAX_METRICS};
 
 /// b is applied as `(cwnd · round(b·1024)) >> 10`; 0.125 gives Linux's `>> 3`.

@@ -28,7 +28,7 @@
 //! acknowledged (Linux's `tcp_cong_avoid_ai`), and the new ssthresh is
 //! w − β·w^l rounded down (and always below w once w > 2).
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, CongestionControl, Sock};
 
 /// SQRT's parameters.

@@ -34,7 +34,7 @@
 //! Deviations from Linux: none in the arithmetic. Linux computes `diff` in
 //! 32 bits (it can wrap for very large windows); here it is 64-bit.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CaState, CongestionControl, Sock, MAX_METRICS};
 
 /// Linux `0x7fffffff`: "no RTT sample yet" for baseRTT and minRTT, µs.

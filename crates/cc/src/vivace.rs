@@ -125,7 +125,7 @@
 use std::collections::VecDeque;
 
 use crate::bbr::{mix_seed, SplitMix64};
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH, MAX_METRICS};
 
 /// PCC's Mbit: 2^20 bit (`kMegabit = 1024 * 1024` in the port); utilities

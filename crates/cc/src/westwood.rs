@@ -41,7 +41,7 @@
 //!   "If the filter is empty fill it with the first sample"); the reference
 //!   marks this unconfirmed, it was checked in the kernel source.
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CongestionControl, Sock, MAX_METRICS};
 
 const USEC_PER_SEC: u64 = 1_000_000;

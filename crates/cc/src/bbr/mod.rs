@@ -63,7 +63,7 @@ mod startup;
 pub(crate) use ack_aggregation::AckAggregation;
 pub use bw_filter::Minmax;
 
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{CaEvent, CaState, CongestionControl, RateSample, Sock, MAX_METRICS};
 
 /// Linux `BW_SCALE`: bandwidth is stored in packets/µs << 24.

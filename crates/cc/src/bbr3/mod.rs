@@ -53,7 +53,7 @@ use crate::bbr::{
     CWND_MIN_TARGET, EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS, GSO_MAX_BYTES, PACING_MARGIN_PERCENT, PACING_SHIFT,
     USEC_PER_MSEC,
 };
-use crate::registry::{ParamDefault, ParamKind, ParamSpec, Params};
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{CaEvent, CaState, CongestionControl, RateSample, Sock, MAX_METRICS};
 
 /// Steady-state cwnd gain (2.0).
