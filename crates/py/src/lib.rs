@@ -376,10 +376,33 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
         trace: get(d, "trace")?,
         bottleneck: link_from(&bottleneck, "bottleneck")?,
         reverse: link_from(&reverse, "reverse")?,
+        network: match get_opt::<Bound<'_, PyDict>>(d, "network")? {
+            Some(n) => network_from(&n)?,
+            None => sim::Network::default(),
+        },
         flows: fl,
         tcp_sources,
         udp_sources,
     })
+}
+
+/// `network`: `links` (link dicts as `bottleneck`'s, links 2, 3, …), `routes`
+/// (per flow: `data`, `ack` link indices and the `measure` link) and `names`.
+fn network_from(d: &Bound<'_, PyDict>) -> PyResult<sim::Network> {
+    let mut links = Vec::new();
+    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "links")? {
+        for (k, l) in list.iter().enumerate() {
+            links.push(link_from(&l.downcast_into::<PyDict>()?, &format!("links[{}]", k + 2))?);
+        }
+    }
+    let mut routes = Vec::new();
+    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "routes")? {
+        for r in list.iter() {
+            let r = r.downcast_into::<PyDict>()?;
+            routes.push(sim::Route { data: get(&r, "data")?, ack: get(&r, "ack")?, measure: get(&r, "measure")? });
+        }
+    }
+    Ok(sim::Network { links, routes, names: get_opt(d, "names")?.unwrap_or_default() })
 }
 
 fn columns<'py>(py: Python<'py>, cols: &[(&'static str, Column)]) -> PyResult<Bound<'py, PyDict>> {
@@ -527,6 +550,7 @@ fn simulate(
         for (k, v) in f.rtt_quantiles_us() {
             fd.set_item(k, v)?;
         }
+        fd.set_item("link_bytes", f.link_bytes.clone())?;
         flows.append(fd)?;
     }
     d.set_item("flows", flows)?;
@@ -538,6 +562,32 @@ fn simulate(
         q.set_item(k, v)?;
     }
     d.set_item("queue", q)?;
+    let links = PyList::empty(py);
+    for l in &out.links {
+        let ld = PyDict::new(py);
+        ld.set_item("name", &l.name)?;
+        ld.set_item("rate_bps", l.rate_bps)?;
+        ld.set_item("qdisc", l.qdisc)?;
+        for (k, v) in [
+            ("arrivals", l.arrivals),
+            ("drops", l.drops),
+            ("random_drops", l.random_drops),
+            ("aqm_drops", l.aqm_drops),
+            ("marks", l.marks),
+            ("tx_packets", l.tx_packets),
+            ("tx_bytes", l.tx_bytes),
+            ("max_backlog_pkts", l.max_backlog_pkts),
+        ] {
+            ld.set_item(k, v)?;
+        }
+        let us = |v: Option<f64>| v.map(|x| x / 1_000.0);
+        ld.set_item("delay_mean_us", us(l.delay.mean()))?;
+        ld.set_item("delay_p50_us", us(l.delay.quantile(0.5)))?;
+        ld.set_item("delay_p99_us", us(l.delay.quantile(0.99)))?;
+        links.append(ld)?;
+    }
+    d.set_item("links", links)?;
+    d.set_item("link_trace", columns(py, &out.link_columns)?)?;
     let c = PyDict::new(py);
     for (k, v) in out.conservation.fields() {
         c.set_item(k, v)?;

@@ -28,6 +28,7 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
     };
     Config {
         seed: 1,
+        network: Default::default(),
         duration_ns: secs * 1_000_000_000,
         interval_ns: 100_000_000,
         trace,

@@ -15,9 +15,9 @@ use crate::{App, Config, LinkConfig, QueueLimit};
 pub const MAX_TIME_NS: u64 = 1_000_000_000_000_000;
 /// Fastest link or application rate: 10 Tbit/s.
 pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
-/// Largest queue: 10^9 packets, or 10^9 full-size packets' bytes.
-pub const MAX_BUFFER_PKTS: u64 = 1_000_000_000;
-pub const MAX_BUFFER_BYTES: u64 = MAX_BUFFER_PKTS * 65_535;
+/// Largest queue: 10^9 packets, or 10^9 full-size packets' bytes (stated
+/// beside the queue's capacity type, which the disciplines read too).
+pub use crate::qdisc::queue::{MAX_BUFFER_BYTES, MAX_BUFFER_PKTS};
 /// Largest packet on the wire (an IPv4 datagram).
 pub const MAX_PACKET_BYTES: u32 = 65_535;
 /// Largest initial window, packets.

@@ -1,15 +1,27 @@
 //! The ccarena packet-level simulator.
 //!
-//! A dumbbell: every flow has its own sender and receiver with per-flow
-//! access delays (so flows may have different RTTs), all data crosses one
-//! bottleneck [`net::Port`] and all ACKs cross a reverse port, which has its
-//! own queue so that later experiments can congest it.
+//! A network of links, each a [`net::Port`] (a queue discipline in front of
+//! a serialiser) followed by its propagation delay. Every flow has its own
+//! sender and receiver and a route: the links its data cross and the links
+//! its ACKs cross, in order (htsim's source routes). A packet carries its
+//! place on the route; a link's departure hands it to the flow's next delay
+//! line, which brings it to the next link or to the endpoint.
+//!
+//! The dumbbell is the network of two links, the bottleneck (link 0) and the
+//! reverse link (link 1), with every flow's data on one and ACKs on the
+//! other, and per-flow access delays so that flows may have different RTTs:
 //!
 //! ```text
 //!  sender i ──(a_i)──► [forward port: qdisc → rate C] ──(d + b_i)──► receiver i
 //!  sender i ◄──(d + a_i)── [reverse port: qdisc → rate C_r] ◄──(b_i)── receiver i
 //!  a_i = b_i = (rtt_i/2 − d)/2,  d = bottleneck propagation delay
 //! ```
+//!
+//! A longer route spreads the flow's access delay the same way: its data
+//! lines are `a`, the delays of its links but the last, and the last link's
+//! delay plus `b`, with `a = b = (rtt/2 − Σ link delays)/2` (likewise the ACK
+//! route). [`Network`] adds links 2, 3, … and the routes (the parking lot
+//! and any topology are built from it by the front end).
 //!
 //! Time is integer picoseconds; events run in (time, insertion) order; all
 //! randomness comes from generators owned by the simulation, so the same
@@ -28,16 +40,15 @@ pub mod sim;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;
-pub mod xcp_router;
 
 pub use net::QueueLimit;
 pub use packet_log::PacketLog;
+pub use qdisc::XcpConfig;
 pub use qdisc::{catalogue as qdisc_catalogue, QdiscConfig};
 pub use sim::{run, Simulator};
 pub use tcp::sender::{App, Recovery};
 pub use trace::{Column, Columns};
 pub use traffic::{Arrivals, Direction, LossModel, RttDist, SizeDist, TcpSource, UdpPattern, UdpSource};
-pub use xcp_router::XcpConfig;
 
 use cc::ParamValue;
 
@@ -93,6 +104,38 @@ pub struct FlowConfig {
     pub ecn: bool,
 }
 
+/// The route of one flow: link indices (0 the bottleneck, 1 the reverse
+/// link, 2.. [`Network::links`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Links its data cross, in order.
+    pub data: Vec<u32>,
+    /// Links its ACKs cross, in order.
+    pub ack: Vec<u32>,
+    /// The link of `data` where its rate at the bottleneck is counted (the
+    /// trace's `bottleneck_bytes` and [`FlowStats::bottleneck_bytes`]).
+    pub measure: u32,
+}
+
+/// Links beyond the dumbbell's two, and the flows' routes over all of them.
+/// Empty: the dumbbell.
+#[derive(Clone, Debug, Default)]
+pub struct Network {
+    /// Links 2, 3, …
+    pub links: Vec<LinkConfig>,
+    /// The route of foreground flow `i` (every flow has one when any has).
+    pub routes: Vec<Route>,
+    /// A name per link, 0 and 1 included (for messages; may be empty).
+    pub names: Vec<String>,
+}
+
+impl Network {
+    /// Whether this is the dumbbell (no extra link, no route).
+    pub fn is_dumbbell(&self) -> bool {
+        self.links.is_empty() && self.routes.is_empty()
+    }
+}
+
 /// A whole experiment, fully resolved.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -102,6 +145,8 @@ pub struct Config {
     pub trace: bool,
     pub bottleneck: LinkConfig,
     pub reverse: LinkConfig,
+    /// Links beyond these two and the flows' routes; the default is the dumbbell.
+    pub network: Network,
     pub flows: Vec<FlowConfig>,
     /// Background TCP transfers (web, on-off sessions).
     pub tcp_sources: Vec<TcpSource>,
@@ -129,6 +174,8 @@ pub struct FlowStats {
     pub end_ns: u64,
     pub completion_ns: Option<u64>,
     pub rtt: hist::Histogram,
+    /// Wire bytes of its data that left each link of its data route: (link, bytes).
+    pub link_bytes: Vec<(u32, u64)>,
 }
 
 impl FlowStats {
@@ -215,6 +262,25 @@ impl QueueStats {
     }
 }
 
+/// One link's results (every link, the dumbbell's two included).
+#[derive(Clone, Debug)]
+pub struct LinkStats {
+    pub name: String,
+    pub rate_bps: u64,
+    pub qdisc: &'static str,
+    pub arrivals: u64,
+    pub drops: u64,
+    pub random_drops: u64,
+    /// Drops the discipline chose (included in `drops`).
+    pub aqm_drops: u64,
+    pub marks: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub max_backlog_pkts: u64,
+    /// Queueing delay (enqueue to start of transmission), ns.
+    pub delay: hist::Histogram,
+}
+
 /// Packet accounting at the end of a run:
 /// created = delivered + dropped + queued + in_flight.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -281,6 +347,11 @@ pub struct SourceStats {
 pub struct Output {
     pub flow_columns: Columns,
     pub queue_columns: Columns,
+    /// Per link per interval (only for a network other than the dumbbell):
+    /// `t_ns`, `link`, backlog, and the interval's drops, marks and bytes sent.
+    pub link_columns: Columns,
+    /// Every link, in index order.
+    pub links: Vec<LinkStats>,
     pub flows: Vec<FlowStats>,
     pub queue: QueueStats,
     pub conservation: Conservation,

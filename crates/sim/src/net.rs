@@ -16,7 +16,7 @@ pub enum Hop {
     Sender(u32),
 }
 
-pub use crate::qdisc::{DropTail, Qdisc, QueueLimit};
+pub use crate::qdisc::{Qdisc, QueueLimit};
 
 /// Direction of a port in the dumbbell: data (forward) or ACK (reverse).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub struct Port {
 impl Port {
     /// A port with a tail-drop queue.
     pub fn new(dir: Dir, rate_bps: u64, limit: QueueLimit, loss: f64) -> Port {
-        Port::with_qdisc(dir, rate_bps, Qdisc::DropTail(DropTail::new(limit)), loss)
+        Port::with_qdisc(dir, rate_bps, Qdisc::droptail(limit), loss)
     }
 
     pub fn with_qdisc(dir: Dir, rate_bps: u64, qdisc: Qdisc, loss: f64) -> Port {

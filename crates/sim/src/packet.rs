@@ -5,9 +5,37 @@
 //! pass its [`PacketId`]. Slots are reused through a free list, so after the
 //! first window the hot path allocates nothing.
 
+use crate::event::Time;
 use cc::CcHeader;
 
 pub type PacketId = u32;
+
+/// What a queue discipline may read and write of a packet, so that the
+/// simulator's arena and the emulator's slots share the disciplines' code.
+pub trait PacketView {
+    fn wire_len(&self, id: PacketId) -> u32;
+    /// Time the packet entered this queue, ps.
+    fn enqueued_at(&self, id: PacketId) -> Time;
+    /// ECN-capable transport (ECT(0) or ECT(1)).
+    fn ect(&self, id: PacketId) -> bool;
+    /// Sets CE.
+    fn set_ce(&mut self, id: PacketId);
+    /// Flow identity for FQ-CoDel's hash.
+    fn flow_key(&self, id: PacketId) -> u64;
+    /// The congestion header (XCP); none by default.
+    fn cc_header(&self, _id: PacketId) -> CcHeader {
+        CcHeader::default()
+    }
+    /// The congestion header, for the XCP router to write its feedback.
+    fn cc_header_mut(&mut self, _id: PacketId) -> Option<&mut CcHeader> {
+        None
+    }
+    /// A small number naming the flow a data packet belongs to (distinct
+    /// for distinct flows); `None` for ACKs (and by default).
+    fn data_flow(&self, _id: PacketId) -> Option<u32> {
+        None
+    }
+}
 
 /// Maximum SACK blocks carried by an ACK (RFC 2018 with timestamps: 3).
 pub const MAX_SACK: usize = 3;
@@ -47,6 +75,9 @@ pub struct Packet {
     pub cwr: bool,
     /// Time the packet entered the current queue, ps.
     pub enqueued_at: u64,
+    /// Links of its route the packet has crossed (its place on the route:
+    /// the delay line it travels next is its flow's `hop`-th of that direction).
+    pub hop: u8,
     /// Congestion header, written by the sender, rewritable by routers,
     /// echoed by the receiver.
     pub hdr: CcHeader,
@@ -68,6 +99,7 @@ impl Packet {
             ece: false,
             cwr: false,
             enqueued_at: 0,
+            hop: 0,
             hdr: CcHeader::default(),
         }
     }
@@ -137,7 +169,7 @@ impl PacketArena {
     }
 }
 
-impl crate::qdisc::PacketView for PacketArena {
+impl PacketView for PacketArena {
     #[inline]
     fn wire_len(&self, id: PacketId) -> u32 {
         self.get(id).wire_len

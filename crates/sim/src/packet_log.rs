@@ -115,7 +115,7 @@ pub struct PacketLog {
     pub ecn: Vec<u8>,
     /// Each port's `Qdisc::aqm_drops` accounted for by logged drops, to tell
     /// the discipline's drops from overflow.
-    pub aqm_seen: [u64; 2],
+    pub aqm_seen: Vec<u64>,
 }
 
 impl PacketLog {
@@ -136,7 +136,7 @@ impl PacketLog {
             payload_bytes: Vec::with_capacity(rows),
             flags: Vec::with_capacity(rows),
             ecn: Vec::with_capacity(rows),
-            aqm_seen: [0; 2],
+            aqm_seen: Vec::new(),
         }
     }
 

@@ -18,9 +18,11 @@ use crate::packet_log::{
 use crate::rng::Rng;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
-use crate::trace::{Columns, FlowRow, FlowTrace, QueueTrace};
+use crate::trace::{Columns, FlowRow, FlowTrace, LinkTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
-use crate::{Config, Conservation, FlowStats, Output, QueueStats, SourceStats, TransferRecord};
+use crate::{
+    Config, Conservation, FlowStats, LinkConfig, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord,
+};
 use cc::{CongestionControl, MAX_METRICS};
 
 /// Random stream numbers, one per random process.
@@ -38,20 +40,25 @@ const STREAM_CC_BACKGROUND: u64 = 1 << 33;
 
 const FWD: usize = 0;
 const REV: usize = 1;
-
-// Delay lines of a flow slot.
-const DATA_IN: usize = 0;
-const DATA_OUT: usize = 1;
-const ACK_IN: usize = 2;
-const ACK_OUT: usize = 3;
+/// Random streams of links 2, 3, …: loss and discipline, two per link from here.
+const STREAM_LINK_BASE: u64 = 3_000;
 
 struct Flow {
     sender: Sender,
     receiver: Receiver,
-    /// Delay lines: sender→data port, data port→receiver, receiver→ACK port, ACK port→sender.
-    lines: [u32; 4],
-    /// Port crossed by the flow's data (FWD, or REV for a reverse flow).
-    data_port: usize,
+    /// Delay lines of the slot, from `line0`: `n_data` on the data route
+    /// (sender→first link, between links, last link→receiver), then
+    /// `n_ack` on the ACK route; a route of k links has k + 1 lines.
+    line0: u32,
+    n_data: u8,
+    n_ack: u8,
+    /// Links the data and the ACKs cross, in order.
+    data_route: Vec<u32>,
+    ack_route: Vec<u32>,
+    /// Link where the flow's rate at the bottleneck is counted.
+    measure_port: usize,
+    /// Wire bytes of its data that left each link of `data_route`.
+    route_bytes: Vec<u64>,
     /// Time of the pending event of each timer slot (u64::MAX = none).
     pending: [Time; TIMER_KINDS],
     start: Time,
@@ -92,8 +99,16 @@ pub struct Simulator {
     bottleneck_delay: Time,
     q: EventQueue,
     arena: PacketArena,
-    ports: [Port; 2],
-    losses: [Loss; 2],
+    /// Links: 0 the bottleneck, 1 the reverse link, then the network's.
+    ports: Vec<Port>,
+    losses: Vec<Loss>,
+    /// Propagation delay of each link (the dumbbell's reverse link: the bottleneck's).
+    link_delay: Vec<Time>,
+    link_names: Vec<String>,
+    /// A network other than the dumbbell: per-link trace rows are kept.
+    network: bool,
+    /// Each foreground flow's route (empty in the dumbbell).
+    routes: Vec<Route>,
     lines: Vec<DelayLine>,
     flows: Vec<Flow>,
     /// Number of foreground flows (slots 0..n_fg).
@@ -104,10 +119,13 @@ pub struct Simulator {
     tcp_sources: Vec<TcpSourceState>,
     udp_sources: Vec<UdpSourceState>,
     transfers: Vec<TransferRecord>,
-    fwd_delay: Histogram,
-    rev_delay: Histogram,
+    /// Queueing delay per link, ns.
+    delays: Vec<Histogram>,
     flow_trace: FlowTrace,
     queue_trace: QueueTrace,
+    link_trace: LinkTrace,
+    /// Per link: drops, marks and bytes sent up to the last probe.
+    link_seen: Vec<[u64; 3]>,
     /// See [`Simulator::set_trace_chunk_rows`].
     trace_chunk_rows: usize,
     interval_drops: u64,
@@ -167,6 +185,9 @@ impl Simulator {
         let b = &cfg.bottleneck;
         let r = &cfg.reverse;
         let rows = if cfg.trace { (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len() } else { 0 };
+        let net = &cfg.network;
+        check_network(cfg)?;
+        let n_links = 2 + net.links.len();
         let mut sim = Simulator {
             now: 0,
             end: ns(cfg.duration_ns),
@@ -176,7 +197,7 @@ impl Simulator {
             bottleneck_delay: d,
             q: EventQueue::new(),
             arena: PacketArena::new(),
-            ports: [
+            ports: vec![
                 Port::with_qdisc(
                     Dir::Forward,
                     b.rate_bps,
@@ -196,10 +217,16 @@ impl Simulator {
                     r.loss,
                 ),
             ],
-            losses: [
+            losses: vec![
                 Loss::new(b.loss_process(), Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS)),
                 Loss::new(r.loss_process(), Rng::new(cfg.seed, STREAM_REVERSE_LOSS)),
             ],
+            link_delay: vec![d, if net.is_dumbbell() { d } else { ns(r.delay_ns) }],
+            link_names: (0..n_links)
+                .map(|i| net.names.get(i).cloned().unwrap_or_else(|| default_link_name(i)))
+                .collect(),
+            network: !net.is_dumbbell(),
+            routes: net.routes.clone(),
             lines: Vec::with_capacity(cfg.flows.len() * 4),
             flows: Vec::with_capacity(cfg.flows.len()),
             n_fg: cfg.flows.len(),
@@ -209,11 +236,12 @@ impl Simulator {
             tcp_sources: Vec::new(),
             udp_sources: Vec::new(),
             transfers: Vec::new(),
-            fwd_delay: Histogram::new(),
-            rev_delay: Histogram::new(),
+            delays: vec![Histogram::new(); n_links],
             // Pre-size for up to 2^20 rows; longer traces grow as they go.
             flow_trace: FlowTrace::with_capacity(rows.min(1 << 20)),
             queue_trace: QueueTrace::default(),
+            link_trace: LinkTrace::default(),
+            link_seen: vec![[0; 3]; n_links],
             trace_chunk_rows: usize::MAX,
             interval_drops: 0,
             last_marks: 0,
@@ -228,13 +256,30 @@ impl Simulator {
             packet_log: PacketLog::default(),
             packet_chunk_rows: usize::MAX,
         };
+        for (k, link) in net.links.iter().enumerate() {
+            let i = 2 + k as u64;
+            let stream = STREAM_LINK_BASE + 2 * k as u64;
+            let qdisc =
+                Qdisc::new(&link.qdisc, link.limit, link.rate_bps, Rng::new(cfg.seed, stream + 1), cfg.seed ^ i);
+            sim.ports.push(Port::with_qdisc(Dir::Forward, link.rate_bps, qdisc, link.loss));
+            sim.losses.push(Loss::new(link.loss_process(), Rng::new(cfg.seed, stream)));
+            sim.link_delay.push(ns(link.delay_ns));
+        }
         for (i, f) in cfg.flows.iter().enumerate() {
             let cc = cc::build(&f.cc, &f.params).map_err(|e| match e.param {
                 Some(p) => format!("flows[{i}].params.{p}: {}", e.message),
                 None => format!("flows[{i}].cc: {}", e.message),
             })?;
-            if ns(f.rtt_ns) / 2 < d {
-                return Err(format!("flows[{i}].rtt: shorter than twice the bottleneck delay"));
+            let route = sim.route_of(i, f.reverse);
+            for (what, links) in [("data", &route.data), ("ACK", &route.ack)] {
+                let total: Time = links.iter().map(|&l| sim.link_delay[l as usize]).sum();
+                if ns(f.rtt_ns) / 2 < total {
+                    return Err(if sim.network {
+                        format!("flows[{i}].rtt: shorter than twice the delay of its {what} route's links")
+                    } else {
+                        format!("flows[{i}].rtt: shorter than twice the bottleneck delay")
+                    });
+                }
             }
             let recovery = f.recovery.unwrap_or_else(|| default_recovery(&f.cc));
             let scfg = SenderConfig {
@@ -247,10 +292,10 @@ impl Simulator {
                 app: f.app,
                 ecn: f.ecn,
             };
-            let slot = sim.alloc_slot();
+            let slot = sim.alloc_slot(route.data.len(), route.ack.len());
             debug_assert_eq!(slot as usize, i);
             let seed = Rng::new(cfg.seed, STREAM_CC_BASE + i as u64).next_u64();
-            sim.init_slot(slot, scfg, cc, seed, ns(f.rtt_ns), f.reverse, ns(f.start_ns));
+            sim.init_slot(slot, scfg, cc, seed, ns(f.rtt_ns), &route, ns(f.start_ns));
             let fl = &mut sim.flows[i];
             fl.stop = f.stop_ns.map(ns);
             if fl.start < sim.end {
@@ -318,8 +363,19 @@ impl Simulator {
         Ok(sim)
     }
 
-    /// Takes a free flow slot, or makes a new one.
-    fn alloc_slot(&mut self) -> u32 {
+    /// The route of foreground flow `i`: the network's, or the dumbbell's
+    /// (data on the bottleneck, ACKs on the reverse link; the other way
+    /// round for a reverse flow).
+    fn route_of(&self, i: usize, reverse: bool) -> Route {
+        match self.routes.get(i) {
+            Some(r) => r.clone(),
+            None => dumbbell_route(reverse),
+        }
+    }
+
+    /// Takes a free flow slot (background slots: a one-link route each way),
+    /// or makes a new one for routes of `data` and `ack` links.
+    fn alloc_slot(&mut self, data: usize, ack: usize) -> u32 {
         self.live_slots += 1;
         self.peak_slots = self.peak_slots.max(self.live_slots);
         if let Some(s) = self.free_slots.pop() {
@@ -327,8 +383,8 @@ impl Simulator {
         }
         let id = self.flows.len() as u32;
         let base = self.lines.len() as u32;
-        for next in [Hop::Port(0), Hop::Receiver(id), Hop::Port(1), Hop::Sender(id)] {
-            self.lines.push(DelayLine::new(0, next));
+        for _ in 0..data + ack + 2 {
+            self.lines.push(DelayLine::new(0, Hop::Sender(id)));
         }
         let dummy = SenderConfig {
             mss: 1,
@@ -343,8 +399,13 @@ impl Simulator {
         self.flows.push(Flow {
             sender: Sender::new(id, dummy, cc::build("reno", &[]).expect("reno is registered")),
             receiver: Receiver::new(id, 1, 0, None),
-            lines: [base, base + 1, base + 2, base + 3],
-            data_port: FWD,
+            line0: base,
+            n_data: (data + 1) as u8,
+            n_ack: (ack + 1) as u8,
+            data_route: Vec::with_capacity(data),
+            ack_route: Vec::with_capacity(ack),
+            measure_port: FWD,
+            route_bytes: Vec::with_capacity(data),
             pending: [u64::MAX; TIMER_KINDS],
             start: 0,
             stop: None,
@@ -368,33 +429,49 @@ impl Simulator {
         cc: cc::AnyCc,
         cc_seed: u64,
         rtt: Time,
-        reverse: bool,
+        route: &Route,
         start: Time,
     ) {
-        let d = self.bottleneck_delay;
-        let one_way = (rtt / 2).max(d);
-        let access = (one_way - d) / 2;
-        let (data_port, ack_port) = if reverse { (REV, FWD) } else { (FWD, REV) };
         let total = match scfg.app {
             App::Fixed { bytes } => Some(bytes),
             _ => None,
         };
         let (mss, hdr) = (scfg.mss, scfg.header_bytes);
         let fl = &mut self.flows[slot as usize];
-        let delays = [access, one_way - access, access, one_way - access];
-        let nexts = [Hop::Port(data_port as u32), Hop::Receiver(slot), Hop::Port(ack_port as u32), Hop::Sender(slot)];
-        for k in 0..4 {
-            let line = &mut self.lines[fl.lines[k] as usize];
-            debug_assert!(line.is_empty());
-            line.delay = delays[k];
-            line.next = nexts[k];
+        debug_assert!(fl.n_data as usize == route.data.len() + 1 && fl.n_ack as usize == route.ack.len() + 1);
+        let mut first = fl.line0 as usize;
+        for (links, end) in [(&route.data, Hop::Receiver(slot)), (&route.ack, Hop::Sender(slot))] {
+            // Lines: a, the links' delays but the last, the last link's delay + b;
+            // a = b = (rtt/2 − Σ delays)/2 (the dumbbell's a_i and b_i).
+            let sum: Time = links.iter().map(|&l| self.link_delay[l as usize]).sum();
+            let one_way = (rtt / 2).max(sum);
+            let access = (one_way - sum) / 2;
+            let mut before = 0;
+            for (k, &l) in links.iter().enumerate() {
+                let line = &mut self.lines[first + k];
+                debug_assert!(line.is_empty());
+                line.delay = if k == 0 { access } else { self.link_delay[links[k - 1] as usize] };
+                line.next = Hop::Port(l);
+                before += line.delay;
+            }
+            let last = &mut self.lines[first + links.len()];
+            debug_assert!(last.is_empty());
+            last.delay = one_way - before;
+            last.next = end;
+            first += links.len() + 1;
         }
+        fl.data_route.clear();
+        fl.data_route.extend_from_slice(&route.data);
+        fl.ack_route.clear();
+        fl.ack_route.extend_from_slice(&route.ack);
+        fl.route_bytes.clear();
+        fl.route_bytes.resize(route.data.len(), 0);
+        fl.measure_port = route.measure as usize;
         let accurate_ecn = cc.needs_ecn();
         fl.sender.reinit(slot, scfg, cc);
         fl.sender.tp.rng_seed = cc_seed;
         fl.receiver.reinit(slot, mss, hdr, total);
         fl.receiver.accurate_ecn = accurate_ecn;
-        fl.data_port = data_port;
         fl.pending = [u64::MAX; TIMER_KINDS];
         fl.start = start;
         fl.stop = None;
@@ -444,8 +521,8 @@ impl Simulator {
             delivered_bytes: 0,
         });
         let seed = Rng::new(self.seed, STREAM_CC_BACKGROUND + tid as u64).next_u64();
-        let slot = self.alloc_slot();
-        self.init_slot(slot, scfg, cc, seed, rtt, reverse, now);
+        let slot = self.alloc_slot(1, 1);
+        self.init_slot(slot, scfg, cc, seed, rtt, &dumbbell_route(reverse), now);
         let fl = &mut self.flows[slot as usize];
         fl.transfer = Some(tid);
         fl.session = session.map(|k| (src, k));
@@ -558,9 +635,8 @@ impl Simulator {
         self.arena.log_marks = open;
         self.arena.marked.clear();
         if open {
-            for p in [FWD, REV] {
-                self.packet_log.aqm_seen[p] = self.ports[p].qdisc.aqm_drops();
-            }
+            self.packet_log.aqm_seen.clear();
+            self.packet_log.aqm_seen.extend(self.ports.iter().map(|p| p.qdisc.aqm_drops()));
         }
     }
 
@@ -648,8 +724,9 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     fn log_deliver(&mut self, id: PacketId, f: u32) {
-        let data_port = self.flows[f as usize].data_port;
-        let link = if self.arena.get(id).kind == Kind::Ack { 1 - data_port } else { data_port };
+        let fl = &self.flows[f as usize];
+        let route = if self.arena.get(id).kind == Kind::Ack { &fl.ack_route } else { &fl.data_route };
+        let link = *route.last().expect("a route has a link") as usize;
         self.log(link, id, PacketEvent::Deliver, DropReason::None);
     }
 
@@ -765,7 +842,7 @@ impl Simulator {
             let id = self.arena.alloc(p);
             self.created += 1;
             fl.in_network += 1;
-            let l = fl.lines[DATA_IN];
+            let l = fl.line0;
             if let Some(at) = self.lines[l as usize].push(now, id) {
                 self.q.push(at, Event::LineDeliver(l));
             }
@@ -776,7 +853,7 @@ impl Simulator {
             let id = self.arena.alloc(p);
             self.created += 1;
             fl.in_network += 1;
-            let l = fl.lines[ACK_IN];
+            let l = fl.line0 + fl.n_data as u32;
             if let Some(at) = self.lines[l as usize].push(now, id) {
                 self.q.push(at, Event::LineDeliver(l));
             }
@@ -904,7 +981,7 @@ impl Simulator {
         if kind != Kind::Udp {
             let fl = &mut self.flows[flow as usize];
             fl.in_network -= 1;
-            if p == fl.data_port {
+            if kind == Kind::Data {
                 fl.drops += 1;
             }
             if fl.closing {
@@ -933,7 +1010,7 @@ impl Simulator {
             port.busy = Some(id);
             let at = now + port.tx_time(wire);
             self.q.push(at, Event::PortTxDone(p as u32));
-            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(0);
+            self.delays[p].record(0);
             if LOG {
                 self.log(p, id, PacketEvent::Enqueue, DropReason::None);
                 self.log(p, id, PacketEvent::Dequeue, DropReason::None);
@@ -986,16 +1063,17 @@ impl Simulator {
             let at = now + port.tx_time(pkt.wire_len);
             let waited = (now - pkt.enqueued_at) / PS_PER_NS;
             self.q.push(at, Event::PortTxDone(p as u32));
-            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited);
+            self.delays[p].record(waited);
         }
     }
 
     fn port_tx_done<const LOG: bool>(&mut self, p: usize) {
         let now = self.now;
         let id = self.ports[p].busy.take().expect("tx done on an idle port");
-        let (flow, wire, kind) = {
-            let pkt = self.arena.get(id);
-            (pkt.flow as usize, pkt.wire_len as u64, pkt.kind)
+        let (flow, wire, kind, hop) = {
+            let pkt = self.arena.get_mut(id);
+            pkt.hop += 1;
+            (pkt.flow as usize, pkt.wire_len as u64, pkt.kind, pkt.hop as u32)
         };
         {
             let port = &mut self.ports[p];
@@ -1022,7 +1100,8 @@ impl Simulator {
         } else {
             let fl = &mut self.flows[flow];
             let line = if kind == Kind::Data {
-                if p == fl.data_port {
+                fl.route_bytes[hop as usize - 1] += wire;
+                if p == fl.measure_port {
                     // Rate at the router: bytes counted as their last bit leaves.
                     fl.interval_bytes += wire;
                     fl.total_bytes += wire;
@@ -1030,9 +1109,9 @@ impl Simulator {
                 if p == FWD && flow >= self.n_fg {
                     self.interval_bg_bytes += wire;
                 }
-                fl.lines[DATA_OUT]
+                fl.line0 + hop
             } else {
-                fl.lines[ACK_OUT]
+                fl.line0 + fl.n_data as u32 + hop
             };
             if let Some(at) = self.lines[line as usize].push(now, id) {
                 self.q.push(at, Event::LineDeliver(line));
@@ -1118,6 +1197,9 @@ impl Simulator {
                 qt.state[1].push(st[1]);
             }
         }
+        if self.network {
+            self.probe_links(now / PS_PER_NS);
+        }
         self.last_marks = self.ports[FWD].qdisc.marks();
         self.interval_drops = 0;
         self.interval_tx_bytes = 0;
@@ -1126,6 +1208,36 @@ impl Simulator {
             self.q.push((now + self.interval).min(self.end), Event::Probe);
         }
         self.flow_trace.t_ns.len() >= self.trace_chunk_rows || self.packet_log.len() >= self.packet_chunk_rows
+    }
+
+    /// One row per link: backlog now, and drops, marks and bytes sent since the last probe.
+    fn probe_links(&mut self, t_ns: u64) {
+        for (i, port) in self.ports.iter().enumerate() {
+            let now = [port.drops, port.qdisc.marks(), port.tx_bytes];
+            let seen = std::mem::replace(&mut self.link_seen[i], now);
+            if !self.trace_on {
+                continue;
+            }
+            let lt = &mut self.link_trace;
+            lt.t_ns.push(t_ns);
+            lt.link.push(i as u64);
+            lt.backlog_bytes.push(port.qdisc.bytes());
+            lt.backlog_pkts.push(port.qdisc.len() as u64);
+            lt.drops.push(now[0] - seen[0]);
+            lt.marks.push(now[1] - seen[1]);
+            lt.tx_bytes.push(now[2] - seen[2]);
+        }
+    }
+
+    /// The per-link trace rows recorded since the start or the last call
+    /// (empty for the dumbbell); [`Simulator::finish`] returns what is left.
+    pub fn take_link_trace(&mut self) -> Columns {
+        std::mem::take(&mut self.link_trace).into_columns()
+    }
+
+    /// Names of the links, by index.
+    pub fn link_names(&self) -> &[String] {
+        &self.link_names
     }
 
     /// When a foreground flow ends (ns, not before its start): at its
@@ -1195,6 +1307,20 @@ impl Simulator {
                 c.created, c.delivered, c.dropped, c.queued, c.in_flight, self.arena.live()
             ));
         }
+        // And on every link: what arrived left, was dropped, or is still there.
+        for (i, p) in self.ports.iter().enumerate() {
+            if p.arrivals != p.tx_packets + p.drops + p.held() {
+                return Err(format!(
+                    "packet conservation violated at link {} ({}): arrivals {} != sent {} + dropped {} + held {}",
+                    i,
+                    self.link_names[i],
+                    p.arrivals,
+                    p.tx_packets,
+                    p.drops,
+                    p.held()
+                ));
+            }
+        }
         // Transfers still running at the end: what their receivers got.
         for fl in &self.flows[self.n_fg..] {
             if let (Some(tid), false) = (fl.transfer, fl.closing) {
@@ -1229,6 +1355,7 @@ impl Simulator {
                     end_ns: end,
                     completion_ns: completion,
                     rtt: s.rtt_hist.clone(),
+                    link_bytes: fl.data_route.iter().copied().zip(fl.route_bytes.iter().copied()).collect(),
                 }
             })
             .collect();
@@ -1240,9 +1367,9 @@ impl Simulator {
             tx_packets: fwd.tx_packets,
             tx_bytes: fwd.tx_bytes,
             max_backlog_pkts: fwd.max_backlog_pkts,
-            delay: self.fwd_delay,
+            delay: self.delays[FWD].clone(),
             reverse_drops: self.ports[REV].drops,
-            reverse_delay: self.rev_delay,
+            reverse_delay: self.delays[REV].clone(),
             qdisc: fwd.qdisc.name(),
             marks: fwd.qdisc.marks(),
             aqm_drops: fwd.qdisc.aqm_drops(),
@@ -1256,9 +1383,31 @@ impl Simulator {
             .map(|s| s.stats)
             .chain(self.udp_sources.into_iter().map(|u| u.stats))
             .collect();
+        let links = self
+            .ports
+            .iter()
+            .zip(&self.delays)
+            .zip(&self.link_names)
+            .map(|((p, delay), name)| LinkStats {
+                name: name.clone(),
+                rate_bps: p.rate_bps,
+                qdisc: p.qdisc.name(),
+                arrivals: p.arrivals,
+                drops: p.drops,
+                random_drops: p.random_drops,
+                aqm_drops: p.qdisc.aqm_drops(),
+                marks: p.qdisc.marks(),
+                tx_packets: p.tx_packets,
+                tx_bytes: p.tx_bytes,
+                max_backlog_pkts: p.max_backlog_pkts,
+                delay: delay.clone(),
+            })
+            .collect();
         Ok(Output {
             flow_columns: self.flow_trace.into_columns(),
             queue_columns: self.queue_trace.into_columns(),
+            link_columns: self.link_trace.into_columns(),
+            links,
             flows,
             queue,
             conservation: c,
@@ -1293,4 +1442,66 @@ pub fn run(cfg: &Config) -> Result<Output, String> {
     sim.run();
     let secs = t0.elapsed().as_secs_f64();
     sim.finish(secs)
+}
+
+/// The dumbbell's route: data on the bottleneck and ACKs on the reverse
+/// link, or the other way round for a reverse flow.
+fn dumbbell_route(reverse: bool) -> Route {
+    let (data, ack) = if reverse { (REV, FWD) } else { (FWD, REV) };
+    Route { data: vec![data as u32], ack: vec![ack as u32], measure: data as u32 }
+}
+
+fn default_link_name(i: usize) -> String {
+    match i {
+        FWD => "forward".to_string(),
+        REV => "reverse".to_string(),
+        _ => format!("link{i}"),
+    }
+}
+
+/// Refuses routes the engine cannot run, naming the flow: a link that does
+/// not exist, an empty or over-long route, a measured link off the data route.
+fn check_network(cfg: &Config) -> Result<(), String> {
+    let net = &cfg.network;
+    let n_links = 2 + net.links.len();
+    for (k, link) in net.links.iter().enumerate() {
+        check_link(link, &format!("links[{}]", k + 2))?;
+    }
+    if !net.routes.is_empty() && net.routes.len() != cfg.flows.len() {
+        return Err(format!(
+            "network.routes: {} routes for {} flows (one per flow)",
+            net.routes.len(),
+            cfg.flows.len()
+        ));
+    }
+    for (i, r) in net.routes.iter().enumerate() {
+        for (what, links) in [("path", &r.data), ("ack_path", &r.ack)] {
+            if links.is_empty() || links.len() > MAX_ROUTE_LINKS {
+                return Err(format!("flows[{i}].{what}: expected 1 to {MAX_ROUTE_LINKS} links, got {}", links.len()));
+            }
+            if let Some(&l) = links.iter().find(|&&l| l as usize >= n_links) {
+                return Err(format!("flows[{i}].{what}: no link {l} (there are {n_links})"));
+            }
+        }
+        if !r.data.contains(&r.measure) {
+            return Err(format!("flows[{i}].measure: link {} is not on its path", r.measure));
+        }
+    }
+    Ok(())
+}
+
+/// Longest route: a packet counts the links it crossed in a byte.
+pub const MAX_ROUTE_LINKS: usize = 64;
+
+fn check_link(link: &LinkConfig, field: &str) -> Result<(), String> {
+    if link.rate_bps == 0 || link.rate_bps > crate::check::MAX_RATE_BPS {
+        return Err(format!("{field}.rate_bps: {} is outside 1..{}", link.rate_bps, crate::check::MAX_RATE_BPS));
+    }
+    if link.delay_ns > crate::check::MAX_TIME_NS {
+        return Err(format!("{field}.delay_ns: {} is outside 0..{}", link.delay_ns, crate::check::MAX_TIME_NS));
+    }
+    if !(0.0..=1.0).contains(&link.loss) {
+        return Err(format!("{field}.loss: {} is not a probability in [0, 1]", link.loss));
+    }
+    Ok(())
 }

@@ -144,3 +144,32 @@ impl QueueTrace {
         cols
     }
 }
+
+/// Per-link rows, one per link per interval (networks other than the dumbbell).
+#[derive(Debug, Default)]
+pub struct LinkTrace {
+    pub t_ns: Vec<u64>,
+    /// Index of the link.
+    pub link: Vec<u64>,
+    /// At the sample.
+    pub backlog_bytes: Vec<u64>,
+    pub backlog_pkts: Vec<u64>,
+    /// In the interval.
+    pub drops: Vec<u64>,
+    pub marks: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+}
+
+impl LinkTrace {
+    pub fn into_columns(self) -> Columns {
+        vec![
+            ("t_ns", Column::U64(self.t_ns)),
+            ("link", Column::U64(self.link)),
+            ("backlog_bytes", Column::U64(self.backlog_bytes)),
+            ("backlog_pkts", Column::U64(self.backlog_pkts)),
+            ("drops", Column::U64(self.drops)),
+            ("marks", Column::U64(self.marks)),
+            ("tx_bytes", Column::U64(self.tx_bytes)),
+        ]
+    }
+}

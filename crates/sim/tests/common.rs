@@ -31,6 +31,7 @@ pub fn dumbbell(rate_mbps: u64, rtt_ms: u64, bdp: f64, secs: u64, flows: Vec<Flo
     let pkts = ((rate as f64 * rtt_ms as f64 / 1000.0 / 8.0 / 1500.0) * bdp).round().max(1.0) as u64;
     Config {
         seed: 1,
+        network: Default::default(),
         duration_ns: secs * 1_000_000_000,
         interval_ns: 100_000_000,
         trace: true,

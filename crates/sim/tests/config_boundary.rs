@@ -212,7 +212,18 @@ fn config() -> impl Strategy<Value = Config> {
     )
         .prop_map(
             |(seed, (duration_ns, interval_ns, trace), (bottleneck, reverse), flows, tcp_sources, udp_sources)| {
-                Config { seed, duration_ns, interval_ns, trace, bottleneck, reverse, flows, tcp_sources, udp_sources }
+                Config {
+                    seed,
+                    duration_ns,
+                    interval_ns,
+                    trace,
+                    bottleneck,
+                    reverse,
+                    network: Default::default(),
+                    flows,
+                    tcp_sources,
+                    udp_sources,
+                }
             },
         )
 }

@@ -14,10 +14,57 @@
 //! count − lastcount rather than 1. Linux approximates 1/√count with a
 //! Newton step; this uses the exact square root.
 
-use super::{CodelConfig, PacketView, QueueLimit};
+use super::books::{Cx, DropReason};
+use super::discipline::{Discipline, Env, QdiscKind};
+use super::params::{bytes, ns, p, DefaultValue as D, Fields, ParamType as T, QdiscInfo};
+use super::queue::{Fifo, QueueLimit};
 use crate::event::{Time, PS_PER_NS};
-use crate::packet::PacketId;
-use std::collections::VecDeque;
+use crate::packet::{PacketId, PacketView};
+
+/// CoDel parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CodelConfig {
+    pub target_ns: u64,
+    pub interval_ns: u64,
+    pub ecn: bool,
+    pub mtu_bytes: u64,
+}
+
+impl Default for CodelConfig {
+    fn default() -> CodelConfig {
+        CodelConfig { target_ns: 5_000_000, interval_ns: 100_000_000, ecn: false, mtu_bytes: 1514 }
+    }
+}
+
+impl QdiscKind for CodelConfig {
+    type Qdisc = Codel;
+    const KIND: &'static str = "codel";
+
+    fn info() -> QdiscInfo {
+        QdiscInfo {
+        name: Self::KIND,
+        summary: "Controlled Delay: head-drop (or CE-mark) when the sojourn time stays above target for an interval, at intervals interval/√count.",
+        source: "RFC 8289; Linux include/net/codel.h, include/net/codel_impl.h, net/sched/sch_codel.c",
+        params: vec![
+            ns("target_ns", 5_000_000, "Acceptable standing sojourn time (RFC 8289 §4.4: 5 ms; Linux codel_params_init)."),
+            ns("interval_ns", 100_000_000, "Window over which the sojourn must stay above target, ≈ worst-case RTT (RFC 8289 §4.3: 100 ms)."),
+            p("ecn", T::Bool, D::Bool(false), None, None, "CE-mark ECN-capable packets instead of dropping them (RFC 8289 §5.5; Linux sch_codel default off)."),
+            bytes("mtu_bytes", 1514, "Never drop while at most this many bytes are queued (RFC 8289 MAXPACKET; Linux psched_mtu)."),
+        ],
+    }
+    }
+
+    fn fields(&mut self, f: &mut Fields) -> Result<(), String> {
+        f.int("target_ns", &mut self.target_ns)?;
+        f.int("interval_ns", &mut self.interval_ns)?;
+        f.flag("ecn", &mut self.ecn)?;
+        f.int("mtu_bytes", &mut self.mtu_bytes)
+    }
+
+    fn build(&self, env: Env) -> Codel {
+        Codel::new(self, env.limit)
+    }
+}
 
 /// CoDel's per-queue state (RFC 8289 §5; `struct codel_vars`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -58,46 +105,25 @@ pub fn control_law(t: Time, interval: Time, count: u32) -> Time {
     t + (interval as f64 / (count as f64).sqrt()) as Time
 }
 
-/// A FIFO with its byte count; CoDel's queue and FQ-CoDel's sub-queues.
-#[derive(Debug, Default)]
-pub struct Fifo {
-    pub q: VecDeque<PacketId>,
-    pub bytes: u64,
-}
-
-/// Counters a CoDel dequeue updates.
-pub struct Sink<'a> {
-    pub dropped: &'a mut Vec<PacketId>,
-    pub marks: &'a mut u64,
-    /// CoDel drops (not overflow).
-    pub aqm_drops: &'a mut u64,
-    /// Bytes in the whole qdisc (Linux passes `sch->qstats.backlog`, also
-    /// from fq_codel).
-    pub total_bytes: &'a mut u64,
-    pub total_pkts: &'a mut usize,
-}
-
 /// RFC 8289 `dodequeue`: takes the head and says whether it may be dropped.
 #[inline]
 fn dodequeue<P: PacketView>(
     v: &mut CodelVars,
     p: &CodelParams,
-    now: Time,
     f: &mut Fifo,
-    s: &mut Sink,
-    pkts: &P,
+    cx: &Cx<'_, P>,
 ) -> (Option<PacketId>, bool) {
-    let Some(id) = f.q.pop_front() else {
+    let Some((id, len)) = f.pop(|i| cx.wire_len(i)) else {
         v.first_above_time = 0;
         return (None, false);
     };
-    let len = pkts.wire_len(id) as u64;
-    f.bytes -= len;
-    *s.total_bytes -= len;
-    *s.total_pkts -= 1;
-    let sojourn = now - pkts.enqueued_at(id);
+    // The whole discipline's backlog behind this packet (Linux reads
+    // `sch->qstats.backlog` after taking it, also from fq_codel).
+    let backlog = cx.bytes() - len as u64;
+    let now = cx.now;
+    let sojourn = now - cx.enqueued_at(id);
     let mut ok = false;
-    if sojourn < p.target || *s.total_bytes <= p.mtu {
+    if sojourn < p.target || backlog <= p.mtu {
         v.first_above_time = 0;
     } else if v.first_above_time == 0 {
         v.first_above_time = now + p.interval;
@@ -107,17 +133,17 @@ fn dodequeue<P: PacketView>(
     (Some(id), ok)
 }
 
-/// RFC 8289 `dequeue` (codel_impl.h `codel_dequeue`). Dropped packets go to
-/// `s.dropped`; with ECN an ECT packet is CE-marked and sent instead.
+/// RFC 8289 `dequeue` (codel_impl.h `codel_dequeue`) from the queue `f`.
+/// Dropped packets go to [`Cx::drop`]; with ECN an ECT packet is CE-marked
+/// and sent instead.
 pub fn codel_dequeue<P: PacketView>(
     v: &mut CodelVars,
     p: &CodelParams,
-    now: Time,
     f: &mut Fifo,
-    s: &mut Sink,
-    pkts: &mut P,
+    cx: &mut Cx<'_, P>,
 ) -> Option<PacketId> {
-    let (mut id, mut ok) = dodequeue(v, p, now, f, s, pkts);
+    let now = cx.now;
+    let (mut id, mut ok) = dodequeue(v, p, f, cx);
     let Some(mut cur) = id else {
         v.dropping = false;
         return None;
@@ -129,15 +155,13 @@ pub fn codel_dequeue<P: PacketView>(
         } else if now >= v.drop_next {
             while v.dropping && now >= v.drop_next {
                 v.count += 1;
-                if p.ecn && pkts.ect(cur) {
-                    pkts.set_ce(cur);
-                    *s.marks += 1;
+                if p.ecn && cx.ect(cur) {
+                    cx.mark(cur);
                     v.drop_next = control_law(v.drop_next, p.interval, v.count);
                     return Some(cur);
                 }
-                s.dropped.push(cur);
-                *s.aqm_drops += 1;
-                (id, ok) = dodequeue(v, p, now, f, s, pkts);
+                cx.drop(cur, DropReason::Aqm);
+                (id, ok) = dodequeue(v, p, f, cx);
                 match id {
                     Some(n) if ok => {
                         cur = n;
@@ -156,13 +180,11 @@ pub fn codel_dequeue<P: PacketView>(
         }
     } else if ok {
         // Enter the dropping state (codel_impl.h).
-        if p.ecn && pkts.ect(cur) {
-            pkts.set_ce(cur);
-            *s.marks += 1;
+        if p.ecn && cx.ect(cur) {
+            cx.mark(cur);
         } else {
-            s.dropped.push(cur);
-            *s.aqm_drops += 1;
-            (id, _) = dodequeue(v, p, now, f, s, pkts);
+            cx.drop(cur, DropReason::Aqm);
+            (id, _) = dodequeue(v, p, f, cx);
             match id {
                 Some(n) => cur = n,
                 None => {
@@ -195,69 +217,43 @@ pub struct Codel {
     pub vars: CodelVars,
     limit: QueueLimit,
     fifo: Fifo,
-    total_bytes: u64,
-    total_pkts: usize,
-    pub dropped: Vec<PacketId>,
-    pub marks: u64,
-    pub aqm_drops: u64,
 }
 
 impl Codel {
     pub fn new(cfg: &CodelConfig, limit: QueueLimit) -> Codel {
-        Codel {
-            params: CodelParams::from(cfg),
-            vars: CodelVars::default(),
-            limit,
-            fifo: Fifo { q: VecDeque::with_capacity(1024), bytes: 0 },
-            total_bytes: 0,
-            total_pkts: 0,
-            dropped: Vec::with_capacity(64),
-            marks: 0,
-            aqm_drops: 0,
+        Codel { params: CodelParams::from(cfg), vars: CodelVars::default(), limit, fifo: Fifo::with_capacity(1024) }
+    }
+}
+
+impl Discipline for Codel {
+    #[inline]
+    fn enqueue<P: PacketView>(&mut self, id: PacketId, cx: &mut Cx<'_, P>) -> Result<(), DropReason> {
+        let len = cx.wire_len(id);
+        if !self.limit.fits(cx.pkts(), cx.bytes(), len) {
+            return Err(DropReason::Overflow);
         }
+        self.fifo.push(id, len);
+        Ok(())
     }
 
     #[inline]
-    pub fn enqueue<P: PacketView>(&mut self, id: PacketId, pkts: &P) -> bool {
-        let len = pkts.wire_len(id);
-        if !self.limit.fits(self.total_pkts, self.total_bytes, len) {
-            return false;
-        }
-        self.fifo.q.push_back(id);
-        self.fifo.bytes += len as u64;
-        self.total_bytes += len as u64;
-        self.total_pkts += 1;
-        true
+    fn dequeue<P: PacketView>(&mut self, cx: &mut Cx<'_, P>) -> Option<PacketId> {
+        codel_dequeue(&mut self.vars, &self.params, &mut self.fifo, cx)
     }
 
-    #[inline]
-    pub fn dequeue<P: PacketView>(&mut self, now: Time, pkts: &mut P) -> Option<PacketId> {
-        let mut s = Sink {
-            dropped: &mut self.dropped,
-            marks: &mut self.marks,
-            aqm_drops: &mut self.aqm_drops,
-            total_bytes: &mut self.total_bytes,
-            total_pkts: &mut self.total_pkts,
-        };
-        codel_dequeue(&mut self.vars, &self.params, now, &mut self.fifo, &mut s, pkts)
+    fn state_names(&self) -> &'static [&'static str] {
+        &["codel_dropping", "codel_count"]
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn len(&self) -> usize {
-        self.total_pkts
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.total_bytes
+    fn state(&self) -> [f64; 2] {
+        [self.vars.dropping as u8 as f64, self.vars.count as f64]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testkit::Pkts;
+    use super::super::Qdisc;
     use super::*;
 
     const MS: Time = 1_000_000_000;
@@ -303,7 +299,7 @@ mod tests {
     #[test]
     fn standing_queue_drop_schedule() {
         let cfg = CodelConfig::default();
-        let mut c = Codel::new(&cfg, QueueLimit::Packets(100_000));
+        let mut c = Qdisc::around(Codel::new(&cfg, QueueLimit::Packets(100_000)));
         let mut pk = Pkts::new(100_000, 1500, false);
         let mut next_id = 0u32;
         let mut drops_at = Vec::new();
@@ -311,21 +307,18 @@ mod tests {
         for ms in 0..500u64 {
             let now = ms * MS;
             pk.enq[next_id as usize] = now;
-            c.enqueue(next_id, &pk);
+            c.enqueue(next_id, now, &mut pk);
             next_id += 1;
             // Keep 11 packets queued so the head always waited 10 ms.
             if ms < 10 {
                 continue;
             }
-            let before = c.dropped.len();
             c.dequeue(now, &mut pk);
-            for _ in before..c.dropped.len() {
-                drops_at.push(ms);
-            }
             // Refill what was dropped so the sojourn stays 10 ms.
-            for _ in before..c.dropped.len() {
+            while c.pop_dropped().is_some() {
+                drops_at.push(ms);
                 pk.enq[next_id as usize] = now;
-                c.enqueue(next_id, &pk);
+                c.enqueue(next_id, now, &mut pk);
                 next_id += 1;
             }
         }
@@ -336,17 +329,18 @@ mod tests {
     #[test]
     fn ecn_marks_instead_of_dropping() {
         let cfg = CodelConfig { ecn: true, ..CodelConfig::default() };
-        let mut c = Codel::new(&cfg, QueueLimit::Packets(100_000));
+        let mut c = Qdisc::around(Codel::new(&cfg, QueueLimit::Packets(100_000)));
         let mut pk = Pkts::new(100_000, 1500, true);
         for ms in 0..500u64 {
             let now = ms * MS;
             pk.enq[ms as usize] = now;
-            c.enqueue(ms as u32, &pk);
+            c.enqueue(ms as u32, now, &mut pk);
             if ms >= 10 {
                 c.dequeue(now, &mut pk);
             }
         }
-        assert!(c.dropped.is_empty());
-        assert_eq!(c.marks, 7);
+        assert_eq!(c.pop_dropped(), None);
+        assert_eq!(c.marks(), 7);
+        assert_eq!(pk.ce.iter().filter(|&&m| m).count(), 7);
     }
 }

@@ -20,11 +20,86 @@
 //! warm-up nothing is allocated per packet. The flow lists are
 //! `VecDeque<u32>`s preallocated to `flows` entries.
 
-use super::codel::{codel_dequeue, CodelParams, CodelVars, Fifo, Sink};
-use super::{FqCodelConfig, PacketView, QueueLimit};
-use crate::event::Time;
-use crate::packet::PacketId;
+use super::books::{Cx, DropReason};
+use super::codel::{codel_dequeue, CodelConfig, CodelParams, CodelVars};
+use super::discipline::{Discipline, Env, QdiscKind};
+use super::params::{bytes, ns, p, DefaultValue as D, Fields, ParamType as T, QdiscInfo};
+use super::queue::{Fifo, QueueLimit};
+use crate::packet::{PacketId, PacketView};
 use std::collections::VecDeque;
+
+/// FQ-CoDel parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FqCodelConfig {
+    pub flows: u32,
+    pub quantum: u32,
+    pub target_ns: u64,
+    pub interval_ns: u64,
+    pub ecn: bool,
+    pub drop_batch: u32,
+    pub mtu_bytes: u64,
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> FqCodelConfig {
+        FqCodelConfig {
+            flows: 1024,
+            quantum: 1514,
+            target_ns: 5_000_000,
+            interval_ns: 100_000_000,
+            ecn: true,
+            drop_batch: 64,
+            mtu_bytes: 1514,
+        }
+    }
+}
+
+impl FqCodelConfig {
+    pub fn codel(&self) -> CodelConfig {
+        CodelConfig {
+            target_ns: self.target_ns,
+            interval_ns: self.interval_ns,
+            ecn: self.ecn,
+            mtu_bytes: self.mtu_bytes,
+        }
+    }
+}
+
+impl QdiscKind for FqCodelConfig {
+    type Qdisc = FqCodel;
+    const KIND: &'static str = "fq_codel";
+
+    fn info() -> QdiscInfo {
+        QdiscInfo {
+        name: Self::KIND,
+        summary: "Flow-queue CoDel: hashed per-flow queues, each with CoDel, served by deficit round robin with priority to new flows; overflow drops from the fattest queue.",
+        source: "RFC 8290; Linux net/sched/sch_fq_codel.c",
+        params: vec![
+            p("flows", T::Int, D::Int(1024), Some(1.0), Some(65536.0), "Number of sub-queues (RFC 8290 §5.1; Linux fq_codel_init: 1024)."),
+            p("quantum", T::Int, D::Int(1514), Some(1.0), Some(1e6), "DRR quantum, bytes (RFC 8290 §5.1; Linux psched_mtu: MTU + Ethernet header = 1514)."),
+            ns("target_ns", 5_000_000, "CoDel target per sub-queue (RFC 8290 §5.2: 5 ms)."),
+            ns("interval_ns", 100_000_000, "CoDel interval per sub-queue (RFC 8290 §5.2: 100 ms)."),
+            p("ecn", T::Bool, D::Bool(true), None, None, "CE-mark ECN-capable packets instead of dropping (RFC 8290 §5.2; Linux fq_codel default on)."),
+            p("drop_batch", T::Int, D::Int(64), Some(1.0), Some(1e6), "Most packets dropped from the fattest queue per overflow (Linux fq_codel drop_batch_size: 64)."),
+            bytes("mtu_bytes", 1514, "CoDel's MAXPACKET (Linux psched_mtu)."),
+        ],
+    }
+    }
+
+    fn fields(&mut self, f: &mut Fields) -> Result<(), String> {
+        f.int32("flows", &mut self.flows)?;
+        f.int32("quantum", &mut self.quantum)?;
+        f.int("target_ns", &mut self.target_ns)?;
+        f.int("interval_ns", &mut self.interval_ns)?;
+        f.flag("ecn", &mut self.ecn)?;
+        f.int32("drop_batch", &mut self.drop_batch)?;
+        f.int("mtu_bytes", &mut self.mtu_bytes)
+    }
+
+    fn build(&self, env: Env) -> FqCodel {
+        FqCodel::new(self.clone(), env.limit, env.seed)
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum List {
@@ -49,14 +124,8 @@ pub struct FqCodel {
     flows: Vec<Flow>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
-    total_bytes: u64,
-    total_pkts: usize,
     /// Perturbation of the flow hash (Linux draws it at init).
     perturb: u64,
-    pub dropped: Vec<PacketId>,
-    pub marks: u64,
-    /// CoDel drops (not overflow).
-    pub aqm_drops: u64,
 }
 
 /// SplitMix64 finaliser: a deterministic, well-mixed hash of the flow key.
@@ -71,12 +140,7 @@ impl FqCodel {
     pub fn new(cfg: FqCodelConfig, limit: QueueLimit, seed: u64) -> FqCodel {
         let n = cfg.flows as usize;
         let flows = (0..n)
-            .map(|_| Flow {
-                fifo: Fifo { q: VecDeque::with_capacity(16), bytes: 0 },
-                vars: CodelVars::default(),
-                deficit: 0,
-                list: List::None,
-            })
+            .map(|_| Flow { fifo: Fifo::with_capacity(16), vars: CodelVars::default(), deficit: 0, list: List::None })
             .collect();
         FqCodel {
             params: CodelParams::from(&cfg.codel()),
@@ -84,12 +148,7 @@ impl FqCodel {
             flows,
             new_flows: VecDeque::with_capacity(n),
             old_flows: VecDeque::with_capacity(n),
-            total_bytes: 0,
-            total_pkts: 0,
             perturb: mix(seed ^ 0x0066_7163_6f64_656c),
-            dropped: Vec::with_capacity(cfg.drop_batch as usize + 1),
-            marks: 0,
-            aqm_drops: 0,
             cfg,
         }
     }
@@ -102,39 +161,9 @@ impl FqCodel {
         ((h as u64 * self.flows.len() as u64) >> 32) as u32
     }
 
-    #[inline]
-    pub fn enqueue<P: PacketView>(&mut self, id: PacketId, pkts: &P) -> bool {
-        let len = pkts.wire_len(id) as u64;
-        let idx = self.classify(pkts.flow_key(id));
-        let f = &mut self.flows[idx as usize];
-        f.fifo.q.push_back(id);
-        f.fifo.bytes += len;
-        if f.list == List::None {
-            f.list = List::New;
-            f.deficit = self.cfg.quantum as i64;
-            self.new_flows.push_back(idx);
-        }
-        self.total_bytes += len;
-        self.total_pkts += 1;
-        if self.within_limit() {
-            return true;
-        }
-        // Over the limit: batch drop from the fattest queue. The arriving
-        // packet stays queued unless it is itself among those dropped.
-        self.drop_fattest(pkts);
-        true
-    }
-
-    fn within_limit(&self) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => self.total_pkts as u64 <= n,
-            QueueLimit::Bytes(b) => self.total_bytes <= b,
-        }
-    }
-
     /// Linux `fq_codel_drop`: head-drop from the queue with the largest
     /// byte backlog until `drop_batch` packets or half its backlog are gone.
-    fn drop_fattest<P: PacketView>(&mut self, pkts: &P) -> u32 {
+    fn drop_fattest<P: PacketView>(&mut self, cx: &mut Cx<'_, P>) -> u32 {
         let mut idx = 0;
         let mut max = 0;
         for (i, f) in self.flows.iter().enumerate() {
@@ -147,13 +176,9 @@ impl FqCodel {
         let f = &mut self.flows[idx];
         let mut len = 0;
         let mut i = 0;
-        while let Some(id) = f.fifo.q.pop_front() {
-            let l = pkts.wire_len(id) as u64;
-            f.fifo.bytes -= l;
-            self.total_bytes -= l;
-            self.total_pkts -= 1;
-            len += l;
-            self.dropped.push(id);
+        while let Some((id, l)) = f.fifo.pop(|id| cx.wire_len(id)) {
+            len += l as u64;
+            cx.drop(id, DropReason::Overflow);
             i += 1;
             if i >= self.cfg.drop_batch || len >= threshold {
                 break;
@@ -162,8 +187,44 @@ impl FqCodel {
         idx as u32
     }
 
+    /// Sub-queues holding packets.
+    pub fn active_flows(&self) -> usize {
+        self.flows.iter().filter(|f| !f.fifo.q.is_empty()).count()
+    }
+
+    /// Sub-queues on the new and old lists.
+    pub fn listed_flows(&self) -> (usize, usize) {
+        (self.new_flows.len(), self.old_flows.len())
+    }
+}
+
+impl Discipline for FqCodel {
     #[inline]
-    pub fn dequeue<P: PacketView>(&mut self, now: Time, pkts: &mut P) -> Option<PacketId> {
+    fn enqueue<P: PacketView>(&mut self, id: PacketId, cx: &mut Cx<'_, P>) -> Result<(), DropReason> {
+        let len = cx.wire_len(id);
+        let idx = self.classify(cx.flow_key(id));
+        let f = &mut self.flows[idx as usize];
+        f.fifo.push(id, len);
+        if f.list == List::None {
+            f.list = List::New;
+            f.deficit = self.cfg.quantum as i64;
+            self.new_flows.push_back(idx);
+        }
+        // The totals with this packet.
+        let within = match self.limit {
+            QueueLimit::Packets(n) => (cx.pkts() as u64) < n,
+            QueueLimit::Bytes(b) => cx.bytes() + len as u64 <= b,
+        };
+        if !within {
+            // Over the limit: batch drop from the fattest queue. The arriving
+            // packet stays queued unless it is itself among those dropped.
+            self.drop_fattest(cx);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn dequeue<P: PacketView>(&mut self, cx: &mut Cx<'_, P>) -> Option<PacketId> {
         loop {
             let (from_new, idx) = match self.new_flows.front() {
                 Some(&i) => (true, i),
@@ -181,16 +242,9 @@ impl FqCodel {
                 self.old_flows.push_back(idx);
                 continue;
             }
-            let mut s = Sink {
-                dropped: &mut self.dropped,
-                marks: &mut self.marks,
-                aqm_drops: &mut self.aqm_drops,
-                total_bytes: &mut self.total_bytes,
-                total_pkts: &mut self.total_pkts,
-            };
-            match codel_dequeue(&mut f.vars, &self.params, now, &mut f.fifo, &mut s, pkts) {
+            match codel_dequeue(&mut f.vars, &self.params, &mut f.fifo, cx) {
                 Some(id) => {
-                    f.deficit -= pkts.wire_len(id) as i64;
+                    f.deficit -= cx.wire_len(id) as i64;
                     return Some(id);
                 }
                 None => {
@@ -211,36 +265,23 @@ impl FqCodel {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn state_names(&self) -> &'static [&'static str] {
+        &["fq_active_flows", "fq_new_flows"]
     }
 
-    pub fn len(&self) -> usize {
-        self.total_pkts
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.total_bytes
-    }
-
-    /// Sub-queues holding packets.
-    pub fn active_flows(&self) -> usize {
-        self.flows.iter().filter(|f| !f.fifo.q.is_empty()).count()
-    }
-
-    /// Sub-queues on the new and old lists.
-    pub fn listed_flows(&self) -> (usize, usize) {
-        (self.new_flows.len(), self.old_flows.len())
+    fn state(&self) -> [f64; 2] {
+        [self.active_flows() as f64, self.listed_flows().0 as f64]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testkit::Pkts;
+    use super::super::Qdisc;
     use super::*;
 
-    fn fq() -> FqCodel {
-        FqCodel::new(FqCodelConfig::default(), QueueLimit::Packets(10_240), 7)
+    fn fq() -> Qdisc<FqCodel> {
+        Qdisc::around(FqCodel::new(FqCodelConfig::default(), QueueLimit::Packets(10_240), 7))
     }
 
     // RFC 8290 §4 with quantum 1514: A sends 1514-byte packets, B 64-byte
@@ -250,15 +291,15 @@ mod tests {
     fn drr_is_byte_fair() {
         let mut q = fq();
         let mut pk = Pkts::new(10_000, 1514, false);
-        assert_ne!(q.classify(1), q.classify(2));
+        assert_ne!(q.discipline().classify(1), q.discipline().classify(2));
         for i in 0..100u32 {
             pk.key[i as usize] = 1;
-            q.enqueue(i, &pk);
+            q.enqueue(i, 0, &mut pk);
         }
         for i in 100..3000u32 {
             pk.key[i as usize] = 2;
             pk.len[i as usize] = 64;
-            q.enqueue(i, &pk);
+            q.enqueue(i, 0, &mut pk);
         }
         let mut order = Vec::new();
         for _ in 0..100 {
@@ -279,49 +320,53 @@ mod tests {
         let mut pk = Pkts::new(1000, 1514, false);
         for i in 0..10u32 {
             pk.key[i as usize] = 1;
-            q.enqueue(i, &pk);
+            q.enqueue(i, 0, &mut pk);
         }
         // Serve A until its deficit is spent: it moves to old_flows.
         assert_eq!(q.dequeue(0, &mut pk), Some(0));
         assert_eq!(q.dequeue(0, &mut pk), Some(1));
-        assert_eq!(q.listed_flows(), (0, 1));
+        assert_eq!(q.discipline().listed_flows(), (0, 1));
         // A sparse packet of flow B arrives: it goes ahead of A.
         pk.key[500] = 2;
         pk.len[500] = 100;
-        q.enqueue(500, &pk);
-        assert_eq!(q.listed_flows(), (1, 1));
+        q.enqueue(500, 0, &mut pk);
+        assert_eq!(q.discipline().listed_flows(), (1, 1));
         assert_eq!(q.dequeue(0, &mut pk), Some(500));
         // B is empty: its next visit moves it to old_flows behind A; A's
         // turn refills its deficit and sends it behind B, whose empty queue
         // is then removed from the lists.
         assert_eq!(q.dequeue(0, &mut pk), Some(2));
-        assert_eq!(q.listed_flows(), (0, 1));
+        assert_eq!(q.discipline().listed_flows(), (0, 1));
         for i in 3..10 {
             assert_eq!(q.dequeue(0, &mut pk), Some(i));
         }
         assert_eq!(q.dequeue(0, &mut pk), None);
-        assert_eq!(q.listed_flows(), (0, 0));
+        assert_eq!(q.discipline().listed_flows(), (0, 0));
     }
 
     // Linux fq_codel_drop: over the limit, drop from the head of the fattest
     // queue until half its bytes (or 64 packets) are gone.
     #[test]
     fn overflow_drops_from_the_fattest_queue() {
-        let mut q = FqCodel::new(FqCodelConfig::default(), QueueLimit::Packets(20), 7);
+        let mut q = Qdisc::around(FqCodel::new(FqCodelConfig::default(), QueueLimit::Packets(20), 7));
         let mut pk = Pkts::new(1000, 1000, false);
         for i in 0..4u32 {
             pk.key[i as usize] = 1; // small queue: 4 packets
-            q.enqueue(i, &pk);
+            q.enqueue(i, 0, &mut pk);
         }
         for i in 4..20u32 {
             pk.key[i as usize] = 2; // fat queue: 16 packets
-            q.enqueue(i, &pk);
+            q.enqueue(i, 0, &mut pk);
         }
-        assert!(q.dropped.is_empty());
+        assert_eq!(q.pop_dropped(), None);
         pk.key[20] = 1;
-        assert!(q.enqueue(20, &pk));
-        // 16 000 B in the fat queue: drop its head until ≥ 8000 B → 8 packets 4..=11.
-        assert_eq!(q.dropped, (4..12).collect::<Vec<_>>());
+        assert!(q.enqueue(20, 0, &mut pk));
+        // 16 000 B in the fat queue: drop its head until ≥ 8000 B → 8 packets
+        // 4..=11 (handed back last first).
+        let dropped: Vec<_> = std::iter::from_fn(|| q.pop_dropped()).collect();
+        assert_eq!(dropped, (4..12).rev().collect::<Vec<_>>());
         assert_eq!(q.len(), 13);
+        assert_eq!(q.books().dropped(DropReason::Overflow), 8);
+        assert_eq!(q.aqm_drops(), 0);
     }
 }

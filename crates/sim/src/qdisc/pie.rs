@@ -15,11 +15,84 @@
 //! between, so this equals a timer). The burst allowance drains by tupdate
 //! per update (RFC 8033 §4.2).
 
-use super::{PacketView, PieConfig, QueueLimit};
+use super::books::{Cx, DropReason};
+use super::discipline::{Discipline, Env, QdiscKind};
+use super::params::{bytes, ns, p, DefaultValue as D, Fields, ParamType as T, QdiscInfo, Unit, MAX_PARAM_NS};
+use super::queue::QueueLimit;
 use crate::event::{Time, PS_PER_NS, PS_PER_S};
-use crate::packet::PacketId;
+use crate::packet::{PacketId, PacketView};
 use crate::rng::Rng;
 use std::collections::VecDeque;
+
+/// PIE parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PieConfig {
+    pub target_ns: u64,
+    pub tupdate_ns: u64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst_ns: u64,
+    pub ecn: bool,
+    pub ecn_prob: f64,
+    pub bytemode: bool,
+    pub mtu_bytes: u64,
+}
+
+impl Default for PieConfig {
+    fn default() -> PieConfig {
+        PieConfig {
+            target_ns: 15_000_000,
+            tupdate_ns: 15_000_000,
+            alpha: 0.125,
+            beta: 1.25,
+            max_burst_ns: 150_000_000,
+            ecn: false,
+            ecn_prob: 0.1,
+            bytemode: false,
+            mtu_bytes: 1514,
+        }
+    }
+}
+
+impl QdiscKind for PieConfig {
+    type Qdisc = Pie;
+    const KIND: &'static str = "pie";
+
+    fn info() -> QdiscInfo {
+        QdiscInfo {
+        name: Self::KIND,
+        summary: "Proportional Integral controller Enhanced: drop (or CE-mark) arrivals with a probability updated every tupdate from the queueing delay.",
+        source: "RFC 8033; Linux net/sched/sch_pie.c, include/net/pie.h",
+        params: vec![
+            ns("target_ns", 15_000_000, "Target queueing delay QDELAY_REF (RFC 8033 §4.1: 15 ms; Linux default 15 ms)."),
+            p("tupdate_ns", T::Int, D::Int(15_000_000), Some(1e3), Some(MAX_PARAM_NS), "Probability update period T_UPDATE (RFC 8033: 15 ms; Linux 15 ms). At least 1 us, Linux's unit for it (tc-pie 'tupdate'): the engine catches up update by update, so a shorter one costs a loop per nanosecond.").unit(Unit::Ns),
+            p("alpha", T::Float, D::Float(0.125), Some(0.0), Some(32.0), "Weight of (qdelay − target), per second (RFC 8033 §4.2: 0.125 Hz)."),
+            p("beta", T::Float, D::Float(1.25), Some(0.0), Some(32.0), "Weight of (qdelay − qdelay_old), per second (RFC 8033 §4.2: 1.25 Hz)."),
+            ns("max_burst_ns", 150_000_000, "Burst allowance MAX_BURST during which nothing is dropped (RFC 8033 §4.1: 150 ms)."),
+            p("ecn", T::Bool, D::Bool(false), None, None, "CE-mark ECN-capable packets instead of dropping while the probability is at most ecn_prob (RFC 8033 §5.1; Linux default off)."),
+            p("ecn_prob", T::Float, D::Float(0.1), Some(0.0), Some(1.0), "Largest drop probability at which marking replaces dropping (RFC 8033 §5.1: 10 %)."),
+            p("bytemode", T::Bool, D::Bool(false), None, None, "Scale the probability by packet size / mtu_bytes (Linux sch_pie 'bytemode')."),
+            bytes("mtu_bytes", 1514, "Full-size packet: no early drop with fewer than two of them queued (RFC 8033 §5.1; Linux psched_mtu)."),
+        ],
+    }
+    }
+
+    fn fields(&mut self, f: &mut Fields) -> Result<(), String> {
+        f.int("target_ns", &mut self.target_ns)?;
+        f.int("tupdate_ns", &mut self.tupdate_ns)?;
+        f.float("alpha", &mut self.alpha)?;
+        f.float("beta", &mut self.beta)?;
+        f.int("max_burst_ns", &mut self.max_burst_ns)?;
+        f.flag("ecn", &mut self.ecn)?;
+        f.float("ecn_prob", &mut self.ecn_prob)?;
+        f.flag("bytemode", &mut self.bytemode)?;
+        f.int("mtu_bytes", &mut self.mtu_bytes)
+    }
+
+    fn build(&self, env: Env) -> Pie {
+        Pie::new(self.clone(), env.limit, env.rng)
+    }
+}
 
 /// Linux `pie_calculate_probability`: non-linear drop above 250 ms.
 const QDELAY_BURST: Time = 250 * 1_000_000_000;
@@ -29,7 +102,6 @@ pub struct Pie {
     pub cfg: PieConfig,
     limit: QueueLimit,
     q: VecDeque<PacketId>,
-    bytes: u64,
     target: Time,
     tupdate: Time,
     next_update: Time,
@@ -43,9 +115,6 @@ pub struct Pie {
     /// De-randomisation accumulator (RFC 8033 §5.1).
     accu_prob: f64,
     rng: Rng,
-    pub marks: u64,
-    /// Early drops, not overflow.
-    pub aqm_drops: u64,
 }
 
 impl Pie {
@@ -54,7 +123,6 @@ impl Pie {
         Pie {
             limit,
             q: VecDeque::with_capacity(1024),
-            bytes: 0,
             target: cfg.target_ns * PS_PER_NS,
             tupdate,
             next_update: tupdate,
@@ -64,8 +132,6 @@ impl Pie {
             burst_time: cfg.max_burst_ns * PS_PER_NS,
             accu_prob: 0.0,
             rng,
-            marks: 0,
-            aqm_drops: 0,
             cfg,
         }
     }
@@ -119,15 +185,16 @@ impl Pie {
         }
     }
 
-    /// Linux `pie_drop_early`.
-    fn drop_early(&mut self, len: u32) -> bool {
+    /// Linux `pie_drop_early` for a packet of `len` bytes arriving to
+    /// `backlog` bytes.
+    fn drop_early(&mut self, len: u32, backlog: u64) -> bool {
         if self.burst_time > 0 {
             return false;
         }
         if self.qdelay_old < self.target / 2 && self.prob < 0.2 {
             return false;
         }
-        if self.bytes < 2 * self.cfg.mtu_bytes {
+        if backlog < 2 * self.cfg.mtu_bytes {
             return false;
         }
         let mut local = self.prob;
@@ -151,48 +218,42 @@ impl Pie {
         }
         false
     }
+}
 
+impl Discipline for Pie {
     #[inline]
-    pub fn enqueue<P: PacketView>(&mut self, id: PacketId, now: Time, pkts: &mut P) -> bool {
-        self.catch_up(now);
-        let len = pkts.wire_len(id);
-        if !self.limit.fits(self.q.len(), self.bytes, len) {
-            return false;
+    fn enqueue<P: PacketView>(&mut self, id: PacketId, cx: &mut Cx<'_, P>) -> Result<(), DropReason> {
+        self.catch_up(cx.now);
+        let len = cx.wire_len(id);
+        if !self.limit.fits(cx.pkts(), cx.bytes(), len) {
+            return Err(DropReason::Overflow);
         }
-        if self.drop_early(len) {
+        if self.drop_early(len, cx.bytes()) {
             // RFC 8033 §5.1: mark instead of drop while p ≤ 10 %.
-            if self.cfg.ecn && self.prob <= self.cfg.ecn_prob && pkts.ect(id) {
-                pkts.set_ce(id);
-                self.marks += 1;
+            if self.cfg.ecn && self.prob <= self.cfg.ecn_prob && cx.ect(id) {
+                cx.mark(id);
             } else {
-                self.aqm_drops += 1;
-                return false;
+                return Err(DropReason::Aqm);
             }
         }
         self.q.push_back(id);
-        self.bytes += len as u64;
-        true
+        Ok(())
     }
 
     #[inline]
-    pub fn dequeue<P: PacketView>(&mut self, now: Time, pkts: &mut P) -> Option<PacketId> {
-        self.catch_up(now);
+    fn dequeue<P: PacketView>(&mut self, cx: &mut Cx<'_, P>) -> Option<PacketId> {
+        self.catch_up(cx.now);
         let id = self.q.pop_front()?;
-        self.bytes -= pkts.wire_len(id) as u64;
-        self.qdelay = if self.q.is_empty() { 0 } else { now - pkts.enqueued_at(id) };
+        self.qdelay = if self.q.is_empty() { 0 } else { cx.now - cx.enqueued_at(id) };
         Some(id)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn state_names(&self) -> &'static [&'static str] {
+        &["pie_drop_prob", "pie_qdelay_us"]
     }
 
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.bytes
+    fn state(&self) -> [f64; 2] {
+        [self.prob, self.qdelay as f64 / 1e6]
     }
 }
 

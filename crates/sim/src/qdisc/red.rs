@@ -18,11 +18,103 @@
 //! Red computes in f64 where Linux uses fixed point (`Wlog`, `Plog`,
 //! `Scell_log`); the algorithm is the paper's.
 
-use super::{PacketView, QueueLimit, RedConfig, RedMode};
+use super::books::{Cx, DropReason};
+use super::discipline::{Discipline, Env, QdiscKind};
+use super::params::{bytes, p, DefaultValue as D, Fields, ParamType as T, QdiscInfo, QdiscParam};
+use super::queue::{QueueLimit, MAX_BUFFER_BYTES};
 use crate::event::{Time, PS_PER_S};
-use crate::packet::PacketId;
+use crate::packet::{PacketId, PacketView};
 use crate::rng::Rng;
 use std::collections::VecDeque;
+
+/// Largest RED threshold: the largest buffer the engine holds, in bytes
+/// (in packet mode it is far beyond any buffer, which is harmless).
+const MAX_RED_TH: f64 = MAX_BUFFER_BYTES as f64;
+
+/// RED's unit of queue length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedMode {
+    Packets,
+    Bytes,
+}
+
+/// RED parameters; see [`RedConfig::info`] for sources.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedConfig {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub wq: f64,
+    pub gentle: bool,
+    pub ecn: bool,
+    pub harddrop: bool,
+    pub adaptive: bool,
+    pub mode: RedMode,
+    pub avpkt_bytes: u64,
+    pub mtu_bytes: u64,
+}
+
+impl Default for RedConfig {
+    fn default() -> RedConfig {
+        RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            wq: 0.002,
+            gentle: true,
+            ecn: false,
+            harddrop: true,
+            adaptive: false,
+            mode: RedMode::Packets,
+            avpkt_bytes: 1000,
+            mtu_bytes: 1514,
+        }
+    }
+}
+
+impl QdiscKind for RedConfig {
+    type Qdisc = Red;
+    const KIND: &'static str = "red";
+
+    fn info() -> QdiscInfo {
+        QdiscInfo {
+        name: Self::KIND,
+        summary: "Random Early Detection with gentle mode, idle-time decay, count-based spacing of drops and optional Adaptive RED; packet or byte mode.",
+        source: "Floyd & Jacobson, IEEE/ACM ToN 1(4) 1993; Floyd, Gummadi & Shenker, Adaptive RED, ICSI 2001; Linux include/net/red.h, net/sched/sch_red.c",
+        params: vec![
+            p("min_th", T::Float, D::Float(5.0), Some(0.0), Some(MAX_RED_TH), "Lower threshold of the average queue, packets (mode=packets) or bytes (mode=bytes). Floyd & Jacobson 1993 §11: at least 5 packets.").open_max(),
+            p("max_th", T::Float, D::Float(15.0), Some(0.0), Some(MAX_RED_TH), "Upper threshold, same unit as min_th; must exceed min_th. Floyd's recommendation: 3·min_th.").open_min().exceeds("min_th"),
+            p("max_p", T::Float, D::Float(0.1), Some(0.0), Some(1.0), "Marking probability at avg = max_th (Floyd's RED notes: 0.1; Adaptive RED starts here and adapts it)."),
+            p("wq", T::Float, D::Float(0.002), Some(1e-9), Some(1.0), "EWMA weight of the average queue (Floyd & Jacobson 1993 §6: 0.002; Linux: 2^-Wlog)."),
+            p("gentle", T::Bool, D::Bool(true), None, None, "Ramp the probability linearly from max_p to 1 between max_th and 2·max_th instead of dropping everything above max_th (Floyd, 'gentle' RED, 2000)."),
+            p("ecn", T::Bool, D::Bool(false), None, None, "CE-mark ECN-capable packets instead of dropping them in the probabilistic region (RFC 3168 §5; Linux TC_RED_ECN)."),
+            p("harddrop", T::Bool, D::Bool(true), None, None, "Drop even ECN-capable packets in the forced region (avg ≥ max_th, or ≥ 2·max_th with gentle), as RFC 3168 §7 and the RED paper intend. Linux's default (TC_RED_HARDDROP unset) is false: it marks there too."),
+            p("adaptive", T::Bool, D::Bool(false), None, None, "Adaptive RED: every 0.5 s, max_p += min(0.01, max_p/4) if avg is above min_th + 0.6·(max_th − min_th), max_p ×= 0.9 if below min_th + 0.4·(max_th − min_th) (Floyd, Gummadi, Shenker 2001, Fig. 2; Linux TC_RED_ADAPTATIVE)."),
+            QdiscParam { choices: &["packets", "bytes"], ..p("mode", T::Str, D::Str("packets"), None, None, "Queue measured in packets or bytes; in byte mode p_b is scaled by size/mtu_bytes (Floyd & Jacobson 1993 §4).") },
+            bytes("avpkt_bytes", 1000, "Average packet size; its transmission time is s in the idle-time decay avg ← (1−wq)^(idle/s)·avg (paper Fig. 2; tc-red 'avpkt', typical 1000)."),
+            bytes("mtu_bytes", 1514, "Maximum packet size for byte mode's scaling (Linux psched_mtu: MTU + Ethernet header)."),
+        ],
+    }
+    }
+
+    fn fields(&mut self, f: &mut Fields) -> Result<(), String> {
+        f.float("min_th", &mut self.min_th)?;
+        f.float("max_th", &mut self.max_th)?;
+        f.float("max_p", &mut self.max_p)?;
+        f.float("wq", &mut self.wq)?;
+        f.flag("gentle", &mut self.gentle)?;
+        f.flag("ecn", &mut self.ecn)?;
+        f.flag("harddrop", &mut self.harddrop)?;
+        f.flag("adaptive", &mut self.adaptive)?;
+        f.choice("mode", &mut self.mode, &[("packets", RedMode::Packets), ("bytes", RedMode::Bytes)])?;
+        f.int("avpkt_bytes", &mut self.avpkt_bytes)?;
+        f.int("mtu_bytes", &mut self.mtu_bytes)
+    }
+
+    fn build(&self, env: Env) -> Red {
+        Red::new(self.clone(), env.limit, env.rate_bps, env.rng)
+    }
+}
 
 /// Adaptive RED's adaptation period (Floyd, Gummadi, Shenker 2001, Fig. 2: 0.5 s).
 const ADAPT_INTERVAL: Time = PS_PER_S / 2;
@@ -44,7 +136,6 @@ pub struct Red {
     pub cfg: RedConfig,
     limit: QueueLimit,
     q: VecDeque<PacketId>,
-    bytes: u64,
     /// Average queue, packets or bytes as `cfg.mode`.
     pub avg: f64,
     /// Packets since the last mark/drop (−1: avg below min_th).
@@ -57,9 +148,6 @@ pub struct Red {
     pub max_p: f64,
     next_adapt: Time,
     rng: Rng,
-    pub marks: u64,
-    /// Early (probabilistic or forced) drops, not overflow.
-    pub aqm_drops: u64,
 }
 
 impl Red {
@@ -70,35 +158,34 @@ impl Red {
             cfg,
             limit,
             q: VecDeque::with_capacity(1024),
-            bytes: 0,
             avg: 0.0,
             count: -1,
             idle_since: Some(0),
             s_ps,
             next_adapt: ADAPT_INTERVAL,
             rng,
-            marks: 0,
-            aqm_drops: 0,
         }
     }
 
-    fn qlen(&self) -> f64 {
+    /// The queue in `cfg.mode`'s unit, of `pkts` packets of `bytes` bytes.
+    fn qlen(&self, pkts: usize, bytes: u64) -> f64 {
         match self.cfg.mode {
-            RedMode::Packets => self.q.len() as f64,
-            RedMode::Bytes => self.bytes as f64,
+            RedMode::Packets => pkts as f64,
+            RedMode::Bytes => bytes as f64,
         }
     }
 
-    /// Updates `avg` for an arrival at `now` (paper Fig. 2).
-    pub fn update_avg(&mut self, now: Time) {
+    /// Updates `avg` for an arrival at `now` that finds `pkts` packets of
+    /// `bytes` bytes queued (paper Fig. 2).
+    pub fn update_avg(&mut self, now: Time, pkts: usize, bytes: u64) {
         match self.idle_since {
-            Some(t0) if self.q.is_empty() => {
+            Some(t0) if pkts == 0 => {
                 // Idle decay: m = (now − q_time)/s, avg ← (1 − w_q)^m·avg.
                 let m = (now - t0.min(now)) as f64 / self.s_ps;
                 self.avg *= (1.0 - self.cfg.wq).powf(m);
                 self.idle_since = None;
             }
-            _ => self.avg += self.cfg.wq * (self.qlen() - self.avg),
+            _ => self.avg += self.cfg.wq * (self.qlen(pkts, bytes) - self.avg),
         }
     }
 
@@ -160,66 +247,57 @@ impl Red {
             self.max_p *= ADAPT_BETA;
         }
     }
+}
 
+impl Discipline for Red {
     #[inline]
-    pub fn enqueue<P: PacketView>(&mut self, id: PacketId, now: Time, pkts: &mut P) -> bool {
-        let len = pkts.wire_len(id);
+    fn enqueue<P: PacketView>(&mut self, id: PacketId, cx: &mut Cx<'_, P>) -> Result<(), DropReason> {
+        let len = cx.wire_len(id);
         if self.cfg.adaptive {
-            while now >= self.next_adapt {
+            while cx.now >= self.next_adapt {
                 self.adapt();
                 self.next_adapt += ADAPT_INTERVAL;
             }
         }
-        self.update_avg(now);
+        self.update_avg(cx.now, cx.pkts(), cx.bytes());
         match self.decide(len) {
             Action::Admit => {}
-            Action::Prob if self.cfg.ecn && pkts.ect(id) => {
-                pkts.set_ce(id);
-                self.marks += 1;
-            }
-            Action::Hard if !self.cfg.harddrop && self.cfg.ecn && pkts.ect(id) => {
-                pkts.set_ce(id);
-                self.marks += 1;
-            }
-            Action::Prob | Action::Hard => {
-                self.aqm_drops += 1;
-                return false;
-            }
+            Action::Prob if self.cfg.ecn && cx.ect(id) => cx.mark(id),
+            Action::Hard if !self.cfg.harddrop && self.cfg.ecn && cx.ect(id) => cx.mark(id),
+            Action::Prob | Action::Hard => return Err(DropReason::Aqm),
         }
-        if !self.limit.fits(self.q.len(), self.bytes, len) {
-            return false;
+        if !self.limit.fits(cx.pkts(), cx.bytes(), len) {
+            return Err(DropReason::Overflow);
         }
         self.q.push_back(id);
-        self.bytes += len as u64;
-        true
+        Ok(())
     }
 
     #[inline]
-    pub fn dequeue<P: PacketView>(&mut self, now: Time, pkts: &mut P) -> Option<PacketId> {
+    fn dequeue<P: PacketView>(&mut self, cx: &mut Cx<'_, P>) -> Option<PacketId> {
         let id = self.q.pop_front()?;
-        self.bytes -= pkts.wire_len(id) as u64;
         if self.q.is_empty() {
-            self.idle_since = Some(now);
+            self.idle_since = Some(cx.now);
         }
         Some(id)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn state_names(&self) -> &'static [&'static str] {
+        match self.cfg.mode {
+            RedMode::Bytes => &["red_avg_bytes", "red_max_p"],
+            RedMode::Packets => &["red_avg_pkts", "red_max_p"],
+        }
     }
 
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.bytes
+    fn state(&self) -> [f64; 2] {
+        [self.avg, self.max_p]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testkit::Pkts;
+    use super::super::Qdisc;
     use super::*;
 
     fn red(gentle: bool) -> Red {
@@ -285,24 +363,20 @@ mod tests {
     #[test]
     fn ewma_and_idle_decay() {
         let mut r = red(true);
-        for i in 0..20 {
-            r.q.push_back(i);
-        }
         r.idle_since = None;
-        r.update_avg(0);
+        r.update_avg(0, 20, 30_000);
         close(r.avg, 0.04, 1e-12);
         for _ in 1..500 {
-            r.update_avg(0);
+            r.update_avg(0, 20, 30_000);
         }
         close(r.avg, 12.65, 0.01);
         // 10 ms idle at 100 Mbit/s with avpkt 1500 B (s = 120 µs): m = 83.3,
         // avg·0.998^83.3 = 0.846·avg.
         r.cfg.avpkt_bytes = 1500;
         r.s_ps = 1500.0 * 8.0 * 1e12 / 1e8;
-        r.q.clear();
         let before = r.avg;
         r.idle_since = Some(1_000_000_000);
-        r.update_avg(1_000_000_000 + 10_000_000_000);
+        r.update_avg(1_000_000_000 + 10_000_000_000, 0, 0);
         close(r.avg / before, 0.846, 0.001);
     }
 
@@ -329,22 +403,29 @@ mod tests {
     fn ecn_marks_below_max_th_and_drops_above() {
         let mut r = red(false);
         r.cfg.ecn = true;
+        let mut q = Qdisc::around(r);
         let mut p = Pkts::new(4000, 1500, true);
-        r.avg = 12.0;
-        r.idle_since = None;
-        r.q.extend(0..12);
+        // Twelve packets queued while avg is below min_th.
+        for id in 0..12 {
+            q.discipline_mut().avg = 0.0;
+            assert!(q.enqueue(id, 0, &mut p));
+        }
+        // avg 12 (between the thresholds): one in, one out, marked not dropped.
         let mut dropped = 0;
         for id in 100..1100 {
-            r.avg = 12.0;
-            if !r.enqueue(id, 0, &mut p) {
+            q.discipline_mut().avg = 12.0;
+            if q.enqueue(id, 0, &mut p) {
+                q.dequeue(0, &mut p);
+            } else {
                 dropped += 1;
             }
-            r.q.pop_back();
         }
         assert_eq!(dropped, 0);
-        assert!(r.marks > 50, "{}", r.marks);
-        r.q.extend(0..20);
-        r.avg = 16.0;
-        assert!(!r.enqueue(2000, 0, &mut p));
+        assert!(q.marks() > 50, "{}", q.marks());
+        assert_eq!(q.len(), 12);
+        // Above max_th (not gentle): a forced drop, even of an ECT packet.
+        q.discipline_mut().avg = 16.0;
+        assert!(!q.enqueue(2000, 0, &mut p));
+        assert_eq!(q.aqm_drops(), 1);
     }
 }

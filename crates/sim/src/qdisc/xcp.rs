@@ -15,6 +15,15 @@
 //!  departure: H_feedback = min(H_feedback, ξp·rtt²·s/cwnd − ξn·rtt·s)
 //! ```
 //!
+//! The departure rule keeps the smaller of the header's feedback and this
+//! router's, whoever wrote the header's (the sender's request, §3.2, or an
+//! upstream router): the sender initialises H_feedback and the routers on
+//! the path modify it (§3.1), each taking its own feedback only if it is
+//! smaller (Appendix A, on packet departure), so the sender gets the
+//! feedback of the most congested router. The residues are debited with
+//! this router's feedback even when the header keeps a smaller one (see
+//! `on_departure`).
+//!
 //! The controller has no per-flow state and allocates nothing per packet.
 //! The timer is driven by packet times: the control decision for an
 //! interval is taken at the first arrival or departure after it ends, so no
@@ -48,8 +57,11 @@
 
 use cc::CcHeader;
 
-use crate::packet::PacketId;
-use crate::qdisc::{DropTail, PacketView, QueueLimit};
+use super::books::{Cx, DropReason};
+use super::discipline::{Discipline, Env, QdiscKind};
+use super::params::{p, DefaultValue as D, Fields, ParamType as T, QdiscInfo};
+use super::queue::{Fifo, QueueLimit};
+use crate::packet::{PacketId, PacketView};
 
 /// Picoseconds per second (the engine's time unit).
 const PS_PER_S: f64 = 1e12;
@@ -71,6 +83,36 @@ pub struct XcpConfig {
 impl Default for XcpConfig {
     fn default() -> Self {
         XcpConfig { alpha: 0.4, beta: 0.226, gamma: 0.1, initial_interval_s: 0.1 }
+    }
+}
+
+impl QdiscKind for XcpConfig {
+    type Qdisc = XcpPort;
+    const KIND: &'static str = "xcp";
+
+    fn info() -> QdiscInfo {
+        QdiscInfo {
+        name: Self::KIND,
+        summary: "XCP router (simulation only): XCP packets (cc = \"xcp\") get the efficiency and fairness controllers' per-packet feedback; other traffic waits in its own tail-drop queue, the two served with weights equal to their numbers of flows (Katabi et al. 2002, section 5.5); each queue holds the buffer.",
+        source: "Katabi, Handley, Rohrs, ACM SIGCOMM 2002 (section 3 and Appendix A)",
+        params: vec![
+            p("alpha", T::Float, D::Float(0.4), Some(1e-9), Some(0.555), "Efficiency controller's gain on spare bandwidth; stable for 0 < alpha < pi/(4 sqrt 2) (Katabi et al. 2002, Theorem 1)."),
+            p("beta", T::Float, D::Float(0.226), Some(0.0), Some(10.0), "Gain on the persistent queue; alpha^2 sqrt 2 = 0.226 (Katabi et al. 2002)."),
+            p("gamma", T::Float, D::Float(0.1), Some(0.0), Some(1.0), "Fraction of the input traffic shuffled every control interval (the paper's 10 %)."),
+            p("initial_interval_s", T::Float, D::Float(0.1), Some(1e-6), Some(100.0), "Control interval before any RTT is known, seconds (the paper gives none; 100 ms)."),
+        ],
+    }
+    }
+
+    fn fields(&mut self, f: &mut Fields) -> Result<(), String> {
+        f.float("alpha", &mut self.alpha)?;
+        f.float("beta", &mut self.beta)?;
+        f.float("gamma", &mut self.gamma)?;
+        f.float("initial_interval_s", &mut self.initial_interval_s)
+    }
+
+    fn build(&self, env: Env) -> XcpPort {
+        XcpPort::new(*self, env.limit, env.rate_bps)
     }
 }
 
@@ -172,12 +214,17 @@ impl XcpRouter {
         };
         let feedback = pos - neg;
         let fb = feedback.round() as i64;
-        if !hdr.has_feedback || hdr.feedback > fb {
+        // H_feedback = min(H_feedback, feedback): the sender's request or an
+        // upstream router's allocation, if smaller, stands.
+        if hdr.feedback > fb {
             hdr.feedback = fb;
         }
         hdr.has_feedback = true;
         // Appendix A: spend the interval's budgets (per unit time, as the
-        // granted window change recurs once per the flow's RTT).
+        // granted window change recurs once per the flow's RTT). When the
+        // header kept a smaller feedback (another router is the bottleneck)
+        // this debits more than was granted; with one XCP router on the path
+        // and the greedy request that never happens.
         if hdr.rtt_us > 0 {
             let rtt = hdr.rtt_us as f64 * 1e-6;
             self.residue_pos -= pos / rtt;
@@ -229,7 +276,9 @@ const OTHER: usize = 1;
 /// weights that follow the classes' numbers of flows (see the module docs).
 #[derive(Debug)]
 pub struct XcpPort {
-    pub queues: [DropTail; 2],
+    /// Capacity of each class's queue.
+    limit: QueueLimit,
+    pub queues: [Fifo; 2],
     pub router: XcpRouter,
     rate_bps: f64,
     /// Weight of each class, summing to 1.
@@ -247,7 +296,8 @@ pub struct XcpPort {
 impl XcpPort {
     pub fn new(cfg: XcpConfig, limit: QueueLimit, rate_bps: u64) -> XcpPort {
         XcpPort {
-            queues: [DropTail::new(limit), DropTail::new(limit)],
+            limit,
+            queues: [Fifo::with_capacity(1024), Fifo::with_capacity(1024)],
             router: XcpRouter::new(cfg, rate_bps),
             rate_bps: rate_bps as f64,
             weight: [1.0, 0.0],
@@ -275,18 +325,21 @@ impl XcpPort {
         self.epoch += 1;
         self.next_count = now + (self.router.d_s * PS_PER_S).round().max(1.0) as u64;
     }
+}
 
+impl Discipline for XcpPort {
     /// A packet arrives: count its flow, feed the controllers if it is XCP's,
-    /// queue it. False: its class's queue is full, drop it.
-    pub fn enqueue<P: PacketView>(&mut self, now: u64, id: PacketId, pkts: &P) -> bool {
+    /// queue it; refused if its class's queue is full.
+    fn enqueue<P: PacketView>(&mut self, id: PacketId, cx: &mut Cx<'_, P>) -> Result<(), DropReason> {
+        let now = cx.now;
         if now >= self.next_count {
             self.recount(now);
         }
-        let hdr = pkts.cc_header(id);
-        let len = pkts.wire_len(id);
+        let hdr = cx.cc_header(id);
+        let len = cx.wire_len(id);
         let c = if hdr.cwnd_bytes > 0 { XCP } else { OTHER };
         // Flows are counted by their data packets (ACKs belong to flows of the other direction).
-        if let Some(flow) = pkts.data_flow(id) {
+        if let Some(flow) = cx.data_flow(id) {
             let seen = &mut self.seen[c];
             let i = flow as usize;
             if i >= seen.len() {
@@ -298,7 +351,7 @@ impl XcpPort {
             }
         }
         if c == XCP {
-            let queued = self.queues[XCP].bytes();
+            let queued = self.queues[XCP].bytes;
             self.router.on_arrival(now, &hdr, len, queued);
         }
         let o = 1 - c;
@@ -307,12 +360,17 @@ impl XcpPort {
             // with no credit saved from its idle time.
             self.vtime[c] = self.vtime[c].max(self.vtime[o]);
         }
-        self.queues[c].enqueue(id, len)
+        let q = &mut self.queues[c];
+        if !self.limit.fits(q.len(), q.bytes, len) {
+            return Err(DropReason::Overflow);
+        }
+        q.push(id, len);
+        Ok(())
     }
 
     /// The next packet to send: the backlogged class with the smaller
     /// virtual finish time. An XCP packet gets its feedback as it leaves.
-    pub fn dequeue<P: PacketView>(&mut self, now: u64, pkts: &mut P) -> Option<PacketId> {
+    fn dequeue<P: PacketView>(&mut self, cx: &mut Cx<'_, P>) -> Option<PacketId> {
         let c = match (self.queues[XCP].is_empty(), self.queues[OTHER].is_empty()) {
             (true, true) => return None,
             (false, true) => XCP,
@@ -320,28 +378,15 @@ impl XcpPort {
             (false, false) if self.vtime[XCP] <= self.vtime[OTHER] => XCP,
             (false, false) => OTHER,
         };
-        let id = self.queues[c].dequeue(|i| pkts.wire_len(i))?;
-        let len = pkts.wire_len(id);
+        let (id, len) = self.queues[c].pop(|i| cx.wire_len(i))?;
         self.vtime[c] += len as f64 / self.weight[c].max(1e-3);
         if c == XCP {
-            let queued = self.queues[XCP].bytes();
-            if let Some(hdr) = pkts.cc_header_mut(id) {
+            let (now, queued) = (cx.now, self.queues[XCP].bytes);
+            if let Some(hdr) = cx.cc_header_mut(id) {
                 self.router.on_departure(now, hdr, len, queued);
             }
         }
         Some(id)
-    }
-
-    pub fn len(&self) -> usize {
-        self.queues[XCP].len() + self.queues[OTHER].len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn bytes(&self) -> u64 {
-        self.queues[XCP].bytes() + self.queues[OTHER].bytes()
     }
 }
 
@@ -486,5 +531,50 @@ mod tests {
         // φ, plus at most the one grant that crosses zero (the budget is
         // checked after a grant, as in Appendix A); 150 000 without residues.
         assert!((100_000..=100_100).contains(&granted), "{granted}");
+    }
+
+    /// §3.2: the sender's request is the first H_feedback; a router whose
+    /// feedback is larger leaves it (the request caps the increase).
+    #[test]
+    fn the_senders_request_caps_the_feedback() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 1000, 50_000, 100);
+        r.control_timeout(PS / 10, 0);
+        let mut h = hdr(50_000, 100);
+        h.feedback = 40; // requested; the router would give 100 (XV1)
+        r.on_departure(PS / 10 + 1, &mut h, 1000, 0);
+        assert_eq!(h.feedback, 40);
+        assert!(h.has_feedback);
+    }
+
+    /// Two routers in series: the header leaves with the smaller feedback,
+    /// whichever router is first (the most congested one decides).
+    #[test]
+    fn a_path_of_two_routers_keeps_the_smaller_feedback() {
+        // Router A as in XV1 (+100 B per packet), router B overloaded as in
+        // XV3 (negative feedback).
+        let router = |overload: bool| {
+            let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+            if overload {
+                for _ in 0..1500 {
+                    r.on_arrival(1, &hdr(150_000, 100), 1000, 50_000);
+                }
+                r.control_timeout(PS / 10, 50_000);
+            } else {
+                feed(&mut r, 1000, 50_000, 100);
+                r.control_timeout(PS / 10, 0);
+            }
+            r
+        };
+        let mut alone = hdr(50_000, 100);
+        router(true).on_departure(PS / 10 + 1, &mut alone, 1000, 0);
+        assert!(alone.feedback < 0, "{}", alone.feedback);
+        for first_congested in [true, false] {
+            let (mut a, mut b) = (router(first_congested), router(!first_congested));
+            let mut h = hdr(50_000, 100);
+            a.on_departure(PS / 10 + 1, &mut h, 1000, 0);
+            b.on_departure(PS / 10 + 2, &mut h, 1000, 0);
+            assert_eq!(h.feedback, alone.feedback, "congested router first: {first_congested}");
+        }
     }
 }
