@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..spec.network import bottleneck_table
 from .tracesums import TraceSums
 
 if TYPE_CHECKING:
@@ -562,13 +563,19 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
                 "completion_s": None if completion is None else _num(int(completion) / NS_PER_S, 9),
             }
         )
+        if "network" in eng:
+            names = eng["network"]["names"]
+            route = eng["network"]["routes"][i]
+            flows[-1]["bottleneck_link"] = names[int(route["measure"])]
+            flows[-1]["link_bytes"] = {names[int(link)]: int(b) for link, b in f["link_bytes"]}
         if eng["flows"][i].get("ecn") and "ecn_reductions" in f:
             # Window cuts answering an ECN echo (RFC 3168 CWR); only for flows that negotiate ECN.
             flows[-1]["ecn_reductions"] = int(f["ecn_reductions"])
 
     arrivals = int(queue["arrivals"])
     bn = eng["bottleneck"]
-    bn_loss = spec.resolved["topology"]["bottleneck"]["loss"]
+    bn_table = bottleneck_table(spec.resolved)
+    bn_loss = bn_table["loss"]
     bottleneck: dict[str, Any] = {"rate_bps": rate, "delay_ms": _num(int(bn["delay_ns"]) / 1e6, 6), "loss": bn["loss"]}
     if isinstance(bn_loss, Mapping):
         # Gilbert-Elliott: "loss" is the long-run loss rate, the model is beside it.
@@ -581,9 +588,9 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
     else:
         bottleneck["buffer_bytes"] = int(bn["buffer_bytes"])
 
-    if spec.resolved["topology"]["bottleneck"].get("qdisc", "droptail") != "droptail":
+    if bn_table.get("qdisc", "droptail") != "droptail":
         # Active queues mark ECN-capable packets instead of dropping them (drops stay drops).
-        queue_extra = {"marks": int(queue.get("marks", 0)), "qdisc": spec.resolved["topology"]["bottleneck"]["qdisc"]}
+        queue_extra = {"marks": int(queue.get("marks", 0)), "qdisc": bn_table["qdisc"]}
     else:
         queue_extra = {}
     stats = raw["stats"]
@@ -622,6 +629,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
             "reverse_delay_p99_ms": _ms(queue.get("reverse_delay_p99_us")),
             **queue_extra,
         },
+        **({"links": link_stats(raw, eng, duration_ns, window)} if "network" in eng else {}),
         "sources": source_stats(raw.get("sources", ())),
         "transfers": transfers,
         "conservation": {k: int(v) for k, v in raw["conservation"].items()},
@@ -631,6 +639,45 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
             "peak_flow_slots": int(stats.get("peak_flow_slots", len(flows))),
         },
     }
+
+
+def link_stats(
+    raw: Mapping[str, Any], eng: Mapping[str, Any], duration_ns: int, window: tuple[int, int]
+) -> list[dict[str, Any]]:
+    """Per link of a network (the engine's order: the measured link, its twin, then the rest): its
+    utilisation over the run and over the measurement window (from the link trace), drops, marks and
+    queueing delay."""
+    names = eng["network"]["names"]
+    trace = decode_columns(raw["link_trace"]) if raw.get("link_trace") else {}
+    out = []
+    for i, link in enumerate(raw["links"]):
+        rate = int(link["rate_bps"])
+        arrivals = int(link["arrivals"])
+        util_window = None
+        if trace and len(trace.get("t_ns", ())):
+            t, which, tx = trace["t_ns"], trace["link"], trace["tx_bytes"]
+            sel = (which == i) & (t > window[0]) & (t <= window[1])
+            util_window = _num(utilization(float(tx[sel].sum()), rate, (window[1] - window[0]) / NS_PER_S), 6)
+        out.append({
+            "name": names[i],
+            "rate_bps": rate,
+            "qdisc": link["qdisc"],
+            "utilization": _num(utilization(float(link["tx_bytes"]), rate, duration_ns / NS_PER_S), 6),
+            "utilization_window": util_window,
+            "arrivals": arrivals,
+            "drops": int(link["drops"]),
+            "random_drops": int(link["random_drops"]),
+            "aqm_drops": int(link["aqm_drops"]),
+            "marks": int(link["marks"]),
+            "drop_rate": _num(int(link["drops"]) / arrivals, 6) if arrivals else None,
+            "tx_packets": int(link["tx_packets"]),
+            "tx_bytes": int(link["tx_bytes"]),
+            "max_backlog_pkts": int(link["max_backlog_pkts"]),
+            "delay_mean_ms": _ms(link.get("delay_mean_us")),
+            "delay_p50_ms": _ms(link.get("delay_p50_us")),
+            "delay_p99_ms": _ms(link.get("delay_p99_us")),
+        })  # fmt: skip
+    return out
 
 
 def _dynamics(

@@ -7,7 +7,7 @@ columns into typed tables with units in the column names.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,13 @@ from .metrics import NO_SESSION, NS_PER_S, UNFINISHED, decode_columns
 __all__ = [
     "FLOW_RENAMES",
     "QUEUE_RENAMES",
-    "TRANSFERS_SCHEMA", "empty_transfers", "flows_table", "queue_table", "transfers_table"]
+    "TRANSFERS_SCHEMA",
+    "empty_transfers",
+    "flows_table",
+    "links_table",
+    "queue_table",
+    "transfers_table",
+]
 
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
@@ -161,6 +167,25 @@ def queue_table(raw: Mapping[str, Any]) -> pa.Table:
         if name != "t_ns":
             out[QUEUE_RENAMES.get(name, name)] = _arrow(values)
     return pa.table(out)
+
+
+def links_table(raw: Mapping[str, Any], names: Sequence[str]) -> pa.Table:
+    """Every link's trace (links.parquet; a network other than the dumbbell): one row per link per
+    interval. Columns: ``t_ns`` (end of the interval), ``time_s``, ``link`` (its name), ``backlog_bytes``
+    and ``backlog_pkts`` (at ``t_ns``), and in the interval ``drops_pkts``, ``marks_pkts`` and ``tx_bytes``."""
+    cols = decode_columns(raw["link_trace"])
+    t_ns = cols.get("t_ns", np.zeros(0, dtype="<u8"))
+    link = cols.get("link", np.zeros(0, dtype="<u8"))
+    return pa.table({
+        "t_ns": _arrow(t_ns),
+        "time_s": _arrow(t_ns.astype(np.float64) / NS_PER_S),
+        "link": pa.array([names[int(i)] for i in link], type=pa.string()),
+        "backlog_bytes": _arrow(cols.get("backlog_bytes", np.zeros(0, dtype="<u8"))),
+        "backlog_pkts": _arrow(cols.get("backlog_pkts", np.zeros(0, dtype="<u8"))),
+        "drops_pkts": _arrow(cols.get("drops", np.zeros(0, dtype="<u8"))),
+        "marks_pkts": _arrow(cols.get("marks", np.zeros(0, dtype="<u8"))),
+        "tx_bytes": _arrow(cols.get("tx_bytes", np.zeros(0, dtype="<u8"))),
+    })  # fmt: skip
 
 
 TRANSFERS_SCHEMA = pa.schema(

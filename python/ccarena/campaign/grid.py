@@ -42,6 +42,7 @@ from typing import Any
 
 from ..spec import Spec, SpecError, apply_overrides, resolve
 from ..spec.document import copy_document, parse_path
+from ..spec.network import link_tables
 from ..spec.errors import did_you_mean
 from ..spec.fields import algorithms
 from ..spec.schema import EXPERIMENT
@@ -226,9 +227,9 @@ def has_randomness(spec: Spec) -> bool:
     algos = algorithms()
     if any(algos[str(g["cc"])].get("randomized", False) for g in r.get("flows", [])):
         return True
-    if r["topology"]["bottleneck"].get("qdisc") in _RANDOM_QDISCS:
+    links = link_tables(r)
+    if any(link.get("qdisc") in _RANDOM_QDISCS for link in links):
         return True
-    links = [r["topology"]["bottleneck"], r["topology"].get("reverse", {})]
     for link in links:
         loss = link.get("loss", 0.0)
         if isinstance(loss, dict) and loss.get("model") != "periodic":

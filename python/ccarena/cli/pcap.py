@@ -76,8 +76,18 @@ def pcap_command(args: argparse.Namespace) -> int:
         error(f"--snaplen: expected 0 (whole packets) or a number of bytes, got {args.snaplen}")
         return EXIT_USAGE
     table = pq.read_table(source)
+    links = None
+    summary = folder / "summary.json"
+    if summary.is_file():
+        import json
+
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+        if "links" in doc:
+            # A network: each packet is logged at every link it crosses; the capture taps the measured
+            # link (links[0]) and its twin, as the dumbbell's taps its bottleneck and reverse link.
+            links = (doc["links"][0]["name"], doc["links"][1]["name"])
     if args.out == "-":
-        stats = write_pcap(table, sys.stdout.buffer, at=args.at, snaplen=args.snaplen)
+        stats = write_pcap(table, sys.stdout.buffer, at=args.at, snaplen=args.snaplen, links=links)
         sys.stdout.buffer.flush()
         out_name = "standard output"
     else:
@@ -89,7 +99,7 @@ def pcap_command(args: argparse.Namespace) -> int:
         tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
         try:
             with open(tmp, "wb") as f:
-                stats = write_pcap(table, f, at=args.at, snaplen=args.snaplen)
+                stats = write_pcap(table, f, at=args.at, snaplen=args.snaplen, links=links)
             os.replace(tmp, out)
         finally:
             tmp.unlink(missing_ok=True)

@@ -10,7 +10,8 @@ order the engine handled them). Columns:
 ``time_s``        float64   the same in seconds
 ``link``          string    ``forward`` (the bottleneck: data of forward flows)
                             or ``reverse`` (ACKs of forward flows, data of
-                            reverse flows)
+                            reverse flows); in a parking lot or a network
+                            of links, the link's name (``hop2``, ``hop2_rev``)
 ``event``         string    ``enqueue``: the packet arrives at the link (every
                             arrival, those then dropped too); ``dequeue``: it
                             leaves the queue and its transmission starts;
@@ -53,15 +54,16 @@ every table of a result does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from ..analysis.metrics import NS_PER_S, decode_columns
 from ..analysis.tables import _arrow, _bools, _strings
+from ..spec import Spec
 
-__all__ = ["EVENTS", "LINKS", "PACKETS_SCHEMA", "REASONS", "empty_packets", "packets_table"]
+__all__ = ["EVENTS", "LINKS", "PACKETS_SCHEMA", "REASONS", "empty_packets", "link_names", "packets_table"]
 
 LINKS = ("forward", "reverse")
 EVENTS = ("enqueue", "dequeue", "drop", "mark", "deliver")
@@ -117,15 +119,22 @@ _EMPTY: dict[str, tuple[str, bytes]] = {
 """The engine's columns with no rows."""
 
 
-def packets_table(columns: Mapping[str, tuple[str, bytes]]) -> pa.Table:
-    """The engine's packet-log columns as the table of packets.parquet (see this module)."""
+def link_names(spec: Spec) -> Sequence[str]:
+    """The names of the engine's links of an experiment: ``forward`` and ``reverse``, or a network's."""
+    network = spec.engine.get("network")
+    return tuple(network["names"]) if network else LINKS
+
+
+def packets_table(columns: Mapping[str, tuple[str, bytes]], links: Sequence[str] = LINKS) -> pa.Table:
+    """The engine's packet-log columns as the table of packets.parquet (see this module); ``links``
+    names the engine's links by index (a network's: ``spec.engine["network"]["names"]``)."""
     c = decode_columns(columns or _EMPTY)
     owner, flags = c["owner"], c["flags"]
     ack = (flags & _ACK) != 0
     out = {
         "time_ns": _arrow(c["time_ns"]),
         "time_s": _arrow(c["time_ns"].astype(np.float64) / NS_PER_S),
-        "link": _names(c["link"], LINKS),
+        "link": _names(c["link"], links),
         "event": _names(c["event"], EVENTS),
         "reason": _names(np.maximum(c["reason"].astype(np.int16) - 1, 0), REASONS, mask=c["reason"] == 0),
         "direction": _names(ack.astype(np.int8), DIRECTIONS),

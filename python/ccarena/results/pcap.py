@@ -39,6 +39,7 @@ up, the same way for every packet of a conversation:
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -105,8 +106,12 @@ def _bools(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def write_pcap(packets: pa.Table, out: BinaryIO, *, at: str = "dequeue", snaplen: int = 128) -> PcapStats:
+def write_pcap(
+    packets: pa.Table, out: BinaryIO, *, at: str = "dequeue", snaplen: int = 128, links: Sequence[str] | None = None
+) -> PcapStats:
     """Writes the rows of ``packets`` (a packets.parquet table) with event ``at`` to ``out`` as a pcap file.
+
+    ``links``: only the rows at these links (a network's packets cross several, each logged).
 
     ``snaplen`` bytes of each packet are stored (0: all of it, payload
     zero-filled). Returns how many packets, TCP conversations and
@@ -117,6 +122,8 @@ def write_pcap(packets: pa.Table, out: BinaryIO, *, at: str = "dequeue", snaplen
     if snaplen < 0:
         raise ValueError(f"snaplen: expected 0 (whole packets) or a positive number of bytes, got {snaplen}")
     rows = packets.filter(pc.equal(pc.cast(packets.column("event"), pa.string()), at))
+    if links is not None and at != "deliver":
+        rows = rows.filter(pc.is_in(pc.cast(rows.column("link"), pa.string()), pa.array(list(links), pa.string())))
     flow, transfer, udp = _ids(rows, "flow"), _ids(rows, "transfer"), _ids(rows, "udp_source")
     kind = np.where(flow >= 0, _FLOW, np.where(transfer >= 0, _TRANSFER, _UDP))
     index = np.where(flow >= 0, flow, np.where(transfer >= 0, transfer, udp))

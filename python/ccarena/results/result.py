@@ -37,9 +37,17 @@ import pyarrow.parquet as pq
 import tomli_w
 
 from ..analysis.metrics import FORMAT_VERSION, summarize
-from ..analysis.tables import FLOW_RENAMES, QUEUE_RENAMES, empty_transfers, flows_table, queue_table, transfers_table
+from ..analysis.tables import (
+    FLOW_RENAMES,
+    QUEUE_RENAMES,
+    empty_transfers,
+    flows_table,
+    links_table,
+    queue_table,
+    transfers_table,
+)
 from ..spec import Spec
-from .packets import packets_table
+from .packets import link_names, packets_table
 from .spool import PARQUET_OPTIONS, TraceSpool, table_metadata
 from .store import ResultExistsError, atomic_folder
 from .text import format_summary
@@ -150,7 +158,7 @@ class Result:
             queue_table(raw),
             transfers=transfers_table(raw),
             raw=raw,
-            packets=packets_table(raw["packets"]) if "packets" in raw else None,
+            packets=packets_table(raw["packets"], link_names(spec)) if "packets" in raw else None,
         )
 
     @classmethod
@@ -307,6 +315,9 @@ class Result:
         if self.provenance is not None:
             (folder / "provenance.json").write_text(_summary_json(self.provenance), encoding="utf-8")
         _write_parquet(self.transfers_arrow, folder / "transfers.parquet", self.run_key)
+        if self.raw is not None and self.raw.get("link_trace") and "links" in self.summary:
+            names = [link["name"] for link in self.summary["links"]]
+            _write_parquet(links_table(self.raw, names), folder / "links.parquet", self.run_key)
         if figure:
             from ..analysis import plots
 

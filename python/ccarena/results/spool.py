@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from ..analysis.metrics import FORMAT_VERSION, decode_columns, trace_sums
 from ..analysis.tables import flows_table, queue_table
 from ..spec import Spec
-from .packets import empty_packets, packets_table
+from .packets import empty_packets, link_names, packets_table
 
 __all__ = ["PARQUET_OPTIONS", "TraceSpool", "table_metadata"]
 
@@ -74,7 +74,7 @@ class TraceSpool:
 
     def packets(self, columns: Mapping[str, tuple[str, bytes]]) -> None:
         """Receives a chunk of the packet log (the simulator's ``packet_sink``)."""
-        self._append("packets.parquet", packets_table(columns))
+        self._append("packets.parquet", packets_table(columns, link_names(self.spec)))
 
     def _append(self, name: str, table: pa.Table) -> None:
         table = table_metadata(table, self.run)

@@ -20,7 +20,9 @@ def _mbps(bps: Any) -> str:
 
 def format_summary(s: Mapping[str, Any], spec: Mapping[str, Any], engine_seconds: float | None = None) -> str:
     """The text summary printed by ``ccarena run``, from summary.json, spec.toml and the engine's wall time."""
-    bn = spec["topology"]["bottleneck"]
+    from ..spec.network import bottleneck_table
+
+    bn = bottleneck_table(spec)
     rtt = spec["topology"].get("rtt")
     head = (
         f"{s['name']}  seed {s['seed']}  {s['duration_s']:g} s  {len(s['flows'])} flows  "

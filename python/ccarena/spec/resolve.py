@@ -114,9 +114,10 @@ from .flows import Flows, flows
 from .limits import warnings
 from .measure import measure
 from .model import Spec
-from .schema import EXPERIMENT
+from .network import Network, network, unused_links
+from .schema import EXPERIMENT, NETWORK_KINDS
 from .tcp import tcp
-from .topology import Topology, buffer_limit, topology
+from .topology import Link, Topology, buffer_limit, topology
 from .units import describe, format_time
 
 __all__ = ["load_spec", "resolve"]
@@ -149,10 +150,10 @@ def _top(raw: dict[str, Any], default_name: str) -> tuple[str, int, int]:
 
 
 def _queue_limits(
-    topo: Topology, fl: Flows, packet_bytes: int, max_packet: int
+    topo: Topology, fl: Flows, packet_bytes: int, max_packet: int, check_delay: bool = True
 ) -> tuple[tuple[str, int], tuple[str, int]]:
     """The bottleneck's and the reverse link's queue limits; BDP buffers use topology.rtt or the longest flow RTT."""
-    if fl.group_rtts and 2 * topo.delay_ns > min(fl.group_rtts):
+    if check_delay and fl.group_rtts and 2 * topo.delay_ns > min(fl.group_rtts):
         raise SpecError(
             "topology.bottleneck.delay",
             f"must be at most half the smallest flow RTT ({format_time(min(fl.group_rtts))}), "
@@ -174,13 +175,18 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
     """
     raw = F.table(dict(raw), "file")
     name, duration_ns, seed = _top(raw, default_name)
-    topo = topology(raw)
+    net = _network(raw)
+    if net is not None:
+        raw = _default_rtts(raw, net)
+    topo = topology(raw) if net is None else _measured_link(raw, net)
     tcp_ = tcp(raw)
     ctx = Context(duration_ns, topo.rtt_ns, topo.bottleneck.rate_bps, topo.reverse.rate_bps, tcp_)
     bg = background(raw.get("background", {}), ctx)
     fl = flows(raw, duration_ns, topo.rtt_ns, tcp_, bg.any, seed)
     max_packet = max(tcp_.mss + tcp_.header, bg.max_packet, fl.max_packet)
-    limits = _queue_limits(topo, fl, tcp_.mss + tcp_.header, max_packet)
+    if net is not None:
+        _check_path_delays(net, fl)
+    limits = _queue_limits(topo, fl, tcp_.mss + tcp_.header, max_packet, check_delay=net is None)
     meas = measure(raw, duration_ns, len(fl.resolved))
 
     resolved: dict[str, Any] = {
@@ -192,6 +198,13 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         "tcp": tcp_.resolved(),
         "measure": meas.resolved(),
     }
+    if net is not None:
+        resolved["topology"] = net.resolved
+        resolved["measure"] = {**resolved["measure"], "link": net.links[net.measure].name}
+        for gi, g in enumerate(fl.resolved):
+            data, ack = net.paths[gi]
+            g["path"] = [net.links[i].name for i in data]
+            g["ack_path"] = [net.links[i].name for i in ack]
     if fl.resolved:
         resolved["flows"] = fl.resolved
     if bg.any:
@@ -207,6 +220,17 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         "reverse": reverse,
         "flows": fl.engine,
     }
+    if net is not None:
+        bdp_rtt_ns = topo.rtt_ns if topo.rtt_ns is not None else max(fl.group_rtts, default=0)
+        packet = tcp_.mss + tcp_.header
+        engine["network"] = {
+            "links": [
+                net.links[i].engine(buffer_limit(net.links[i], net.links[i].buffer_path, bdp_rtt_ns, packet, max_packet))
+                for i in net.order[2:]
+            ],
+            "routes": net.routes(fl.groups),
+            "names": [net.links[i].name for i in net.order],
+        }
     if bg.tcp_sources:
         engine["tcp_sources"] = bg.tcp_sources
     if bg.udp_sources:
@@ -216,8 +240,69 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         engine=engine,
         flow_groups=tuple(fl.groups),
         metrics=meas.engine(),
-        warnings=tuple(warnings(resolved, engine)),
+        warnings=(*warnings(resolved, engine), *_network_warnings(net)),
     )
+
+
+def _network(raw: dict[str, Any]) -> Network | None:
+    """A parking lot's or a list of links' network; None for the dumbbell (whose keys stay its own)."""
+    topo = raw.get("topology")
+    kind = F.choice(topo.get("kind", "dumbbell"), "topology.kind", NETWORK_KINDS, "topology kind") if isinstance(
+        topo, dict
+    ) else "dumbbell"
+    meas = raw.get("measure")
+    link = meas.get("link") if isinstance(meas, dict) else None
+    if kind == "dumbbell":
+        for key in ("hops", "link", "hop", "links"):
+            if isinstance(topo, dict) and key in topo:
+                raise SpecError(f"topology.{key}", 'only with kind = "parking_lot" or "links"')
+        for gi, g in enumerate(raw.get("flows", []) if isinstance(raw.get("flows"), list) else []):
+            for key in ("path", "ack_path"):
+                if isinstance(g, dict) and key in g:
+                    raise SpecError(f"flows[{gi}].{key}", 'only with topology.kind = "parking_lot" or "links"')
+        if link is not None:
+            raise SpecError("measure.link", 'only with topology.kind = "parking_lot" or "links"')
+        return None
+    if link is not None and not isinstance(link, str):
+        raise SpecError("measure.link", f"expected a link's name, got {describe(link)}")
+    return network(raw, kind, link)
+
+
+def _default_rtts(raw: dict[str, Any], net: Network) -> dict[str, Any]:
+    """Groups without an RTT get topology.rtt, else twice their path's delay (written out in spec.toml)."""
+    if "rtt" in raw["topology"] or not isinstance(raw.get("flows"), list):
+        return raw
+    groups = []
+    for gi, g in enumerate(raw["flows"]):
+        if isinstance(g, dict) and "rtt" not in g:
+            g = {**g, "rtt": format_time(max(2 * net.path_delay_ns(gi), 1))}
+        groups.append(g)
+    return {**raw, "flows": groups}
+
+
+def _measured_link(raw: dict[str, Any], net: Network) -> Topology:
+    """The measured link and its twin as the engine's links 0 and 1 (queue, background traffic)."""
+    b, r = net.links[net.order[0]], net.links[net.order[1]]
+    topo = raw["topology"]
+    rtt_ns = F.positive_time(topo["rtt"], "topology.rtt") if "rtt" in topo else None
+    return Topology(
+        rtt_ns, Link(b.rate_bps, b.buffer), b.qdisc, b.qdisc_resolved, b.qdisc_engine, b.delay_ns, b.loss, b.loss_p,
+        b.loss_model, Link(r.rate_bps, r.buffer), r.buffer_path, r.loss, r.loss_p, r.loss_model,
+    )  # fmt: skip
+
+
+def _check_path_delays(net: Network, fl: Flows) -> None:
+    for gi, rtt_ns in enumerate(fl.group_rtts):
+        need = 2 * net.path_delay_ns(gi)
+        if rtt_ns < need:
+            raise SpecError(f"flows[{gi}].rtt", f"must be at least twice its path's delay ({format_time(need)}), "
+                            f"got {format_time(rtt_ns)}")
+
+
+def _network_warnings(net: Network | None) -> list[str]:
+    if net is None:
+        return []
+    return [f"topology: link {name} carries no flow's data or ACKs" for name in unused_links(net)]
 
 
 def load_spec(

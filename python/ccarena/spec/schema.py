@@ -238,12 +238,39 @@ REVERSE = _t(
     },
 )
 
-TOPOLOGY = _t(
-    "a dumbbell: every flow crosses the bottleneck",
+NETWORK_KINDS = ("dumbbell", "parking_lot", "links")
+"""Shapes of ``[topology]``: one bottleneck, a line of links, or links named one by one."""
+
+HOP = _t(
+    "one hop of a parking lot (overrides topology.link for it)",
+    {k: Field(f.type, f.doc, choices=f.choices) for k, f in BOTTLENECK.fields.items()},
+)
+
+LINK = _t(
+    "one link of the network, and its reverse twin <name>_rev that carries the other direction",
     {
-        "rtt": Field("time", "base round-trip propagation delay; flows may override"),
-        "bottleneck": Field("table", "the bottleneck link", required=True, table=BOTTLENECK),
+        "name": Field("name", "the link's name, used in flow paths", required=True),
+        **BOTTLENECK.fields,
+        "from": Field("name", "the node the link leaves (optional; paths are checked to be connected)"),
+        "to": Field("name", "the node the link enters"),
+        "reverse": Field("table", "the twin <name>_rev (defaults: this link's rate and buffer, no loss)",
+                         table=REVERSE),
+    },
+)
+
+TOPOLOGY = _t(
+    "the network: a dumbbell (every flow crosses the bottleneck), a parking lot, or links and paths",
+    {
+        "kind": Field("choice", "dumbbell; parking_lot (hops links in a line); links ([[topology.links]])",
+                      default="dumbbell", choices=NETWORK_KINDS),
+        "rtt": Field("time", "base round-trip propagation delay; flows may override (default in a parking "
+                     "lot or links: twice the delay of each flow's own path)"),
+        "bottleneck": Field("table", "the bottleneck link (required for a dumbbell)", table=BOTTLENECK),
         "reverse": Field("table", "the reverse (ACK) link", table=REVERSE),
+        "hops": Field("int", "parking_lot: the number of links in the line (named hop1, hop2, ...)", lo=1, hi=64),
+        "link": Field("table", "parking_lot: every hop's link", table=BOTTLENECK),
+        "hop": Field("tables", "parking_lot: per-hop overrides of link, one table per hop", table=HOP),
+        "links": Field("tables", "links: the links, each with a name", table=LINK),
     },
 )
 
@@ -280,6 +307,9 @@ FLOW = _t(
         "size": Field("bytes", 'bytes to send, with app = "fixed"'),
         "rate": Field("rate", 'sending rate, with app = "rate"'),
         "reverse": Field("bool", "data cross the reverse link (and the ACKs the bottleneck)", default=False),
+        "path": Field("names", "parking_lot or links: the links the data cross, in order (default in a "
+                      "parking lot: every hop)"),
+        "ack_path": Field("names", "the links the ACKs cross (default: the path's reverse twins, last first)"),
         "every": Field("time", "start flow k of the group at start + k·every"),
         "mss": Field("int", "payload bytes per packet (default: tcp.mss)", lo=1, hi=65535),
         "init_cwnd": Field("int", "initial window, packets (default: tcp.init_cwnd)", lo=1, hi=1_000_000),
@@ -375,6 +405,9 @@ MEASURE = _t(
         "packets": Field("times", "[from, to]: log every packet event at the links in this window to packets.parquet "
                          "(enqueue, dequeue, drop, mark, deliver; off by default; simulator only)"),
         "average": Field("time", "averaging window of convergence and responsiveness", default="1s"),
+        "link": Field("name", "parking_lot or links: the link where rates at the bottleneck are counted and that "
+                      "summary.json's queue describes (default: the slowest link flows cross; a flow not on it: "
+                      "its own slowest)"),
         "standard": Field("names", "algorithms counted as standard TCP for friendliness", default=["reno", "newreno"]),
         "standard_groups": Field("groups", "flow groups counted as standard TCP instead (indices of [[flows]])"),
         "rtt_fairness": Field("groups", "[short, long]: the flow groups compared (default: smallest and largest RTT)"),

@@ -164,6 +164,8 @@ _ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "los
 def check_spec(spec: Spec) -> None:
     """Refuses, with the field's path, what the emulation backend cannot run."""
     eng = spec.engine
+    if "network" in eng:
+        raise SpecError("topology.kind", "the emu backend runs the dumbbell only (a parking lot or links: the simulator)")
     kernel = kernel_algorithms()
     for key in sorted(set(eng) - _ENGINE_KEYS):
         if eng[key]:

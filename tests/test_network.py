@@ -1,0 +1,224 @@
+"""Networks beyond the dumbbell: the parking lot, links and paths, per-link measurement."""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+import ccarena
+import pyarrow.parquet as pq
+import pytest
+from ccarena.spec import SpecError
+
+
+def lot(hops: int, *, rtt: str | None = None, cc: str = "reno", secs: int = 120, seed: int = 1,
+        qdisc: str = "droptail", rate: str = "10Mbps") -> dict[str, Any]:
+    """A parking lot: one long flow across every hop, one cross flow per hop, starts spread over 1 s."""
+    start = {"dist": "uniform", "lo": "0s", "hi": "1s"}
+    flows = [{"cc": cc, "start": start}]
+    flows += [{"cc": cc, "path": [f"hop{h + 1}"], "start": start} for h in range(hops)]
+    topo: dict[str, Any] = {"kind": "parking_lot", "hops": hops,
+                            "link": {"rate": rate, "delay": "10ms", "buffer": "1bdp", "qdisc": qdisc}}
+    if rtt is not None:
+        topo["rtt"] = rtt
+    return {"name": "lot", "duration": f"{secs}s", "seed": seed, "topology": topo, "flows": flows}
+
+
+def test_a_parking_lot_resolves_to_named_links_routes_and_rtts() -> None:
+    spec = ccarena.load_spec(lot(3))
+    net = spec.engine["network"]
+    assert net["names"] == ["hop1", "hop1_rev", "hop2", "hop2_rev", "hop3", "hop3_rev"]
+    # The long flow crosses every hop; its ACKs the twins, last first; cross flows one hop each.
+    assert net["routes"][0] == {"data": [0, 2, 4], "ack": [5, 3, 1], "measure": 0}
+    assert [r["data"] for r in net["routes"][1:]] == [[0], [2], [4]]
+    flows = spec.resolved["flows"]
+    assert flows[0]["path"] == ["hop1", "hop2", "hop3"] and flows[0]["ack_path"] == ["hop3_rev", "hop2_rev", "hop1_rev"]
+    # Without topology.rtt each group's RTT is twice its own path's delay.
+    assert [f["rtt"] for f in flows] == ["60ms", "20ms", "20ms", "20ms"]
+    assert spec.resolved["measure"]["link"] == "hop1"
+    # spec.toml is a file that resolves to the same experiment.
+    again = ccarena.load_spec(copy.deepcopy(spec.resolved))
+    assert again.engine == spec.engine
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["flows"][1].update(path=["hop9"]), "flows[1].path[0]: no link 'hop9' (did you mean"),
+        (lambda d: d["topology"].pop("hops"), "topology.hops: required for a parking lot"),
+        (lambda d: d.update(measure={"link": "hop7"}), "measure.link: no link 'hop7'"),
+        (lambda d: d["flows"][0].update(rtt="30ms"), "flows[0].rtt: must be at least twice its path's delay (60ms)"),
+        (lambda d: d["topology"].update(bottleneck={"rate": "1Mbps", "buffer": "1bdp"}),
+         'topology.bottleneck: only for kind = "dumbbell"'),
+    ],
+)
+def test_mistakes_in_a_network_name_the_field(change: Any, message: str) -> None:
+    doc = lot(3)
+    change(doc)
+    with pytest.raises(SpecError) as e:
+        ccarena.load_spec(doc)
+    assert str(e.value).startswith(message), str(e.value)
+
+
+def test_a_path_that_is_not_connected_and_paths_in_a_dumbbell_are_refused() -> None:
+    doc = {"name": "x", "duration": "5s", "topology": {"kind": "links", "links": [
+        {"name": "a", "from": "s", "to": "r1", "rate": "10Mbps", "buffer": "50pkts"},
+        {"name": "b", "from": "r2", "to": "d", "rate": "10Mbps", "buffer": "50pkts"}]},
+        "flows": [{"cc": "reno", "path": ["a", "b"]}]}  # fmt: skip
+    with pytest.raises(SpecError, match=r"flows\[0\]\.path\[1\]: b leaves r2, but a before it ends at r1"):
+        ccarena.load_spec(doc)
+    dumbbell = {"name": "x", "duration": "5s", "topology": {"rtt": "20ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp"}},
+                "flows": [{"cc": "reno", "path": ["a"]}]}  # fmt: skip
+    with pytest.raises(SpecError, match=r'flows\[0\]\.path: only with topology.kind = "parking_lot" or "links"'):
+        ccarena.load_spec(dumbbell)
+
+
+def test_a_one_link_network_gives_the_dumbbells_numbers() -> None:
+    """The same link written as the dumbbell and as kind = "links": every flow's numbers are the same."""
+    link = {"rate": "20Mbps", "buffer": "1bdp", "delay": "5ms"}
+    flows = [{"cc": "cubic", "rtt": "40ms"}, {"cc": "reno", "rtt": "80ms", "start": "2s"}]
+    dumbbell = ccarena.run({"name": "d", "duration": "20s", "topology": {"rtt": "40ms", "bottleneck": link},
+                            "flows": copy.deepcopy(flows)})  # fmt: skip
+    net = ccarena.run({"name": "d", "duration": "20s", "seed": 1,
+                       "topology": {"kind": "links", "rtt": "40ms", "links": [{"name": "core", **link}]},
+                       "flows": [{**f, "path": ["core"]} for f in flows]})  # fmt: skip
+    keep = ("goodput_bytes", "bottleneck_bytes", "sent_pkts", "retransmits", "drops", "rtt_p50_ms", "window_rate_bps")
+    for a, b in zip(dumbbell.summary["flows"], net.summary["flows"], strict=True):
+        assert {k: a[k] for k in keep} == {k: b[k] for k in keep}
+    assert dumbbell.summary["queue"]["drops"] == net.summary["links"][0]["drops"]
+    assert "links" not in dumbbell.summary
+
+
+def test_a_flow_limited_at_its_second_link_leaves_its_first_queue_empty_and_bytes_add_up(tmp_path: Path) -> None:
+    doc = {"name": "two", "duration": "30s", "topology": {"kind": "links", "links": [
+        {"name": "access", "from": "s", "to": "r", "rate": "100Mbps", "delay": "5ms", "buffer": "1bdp"},
+        {"name": "core", "from": "r", "to": "d", "rate": "10Mbps", "delay": "5ms", "buffer": "1bdp"},
+        {"name": "spare", "from": "r", "to": "x", "rate": "10Mbps", "buffer": "1bdp"}]},
+        "flows": [{"cc": "cubic", "path": ["access", "core"], "count": 2}]}  # fmt: skip
+    assert "topology: link spare carries no flow's data or ACKs" in ccarena.load_spec(doc).warnings
+    r = ccarena.run(doc)
+    links = {link["name"]: link for link in r.summary["links"]}
+    assert links["core"]["utilization_window"] > 0.95
+    assert links["access"]["drops"] == 0
+    assert links["core"]["drops"] > 0
+    for f in r.summary["flows"]:
+        assert f["bottleneck_link"] == "core"
+        # Bytes leaving a later link are never more than those leaving an earlier one.
+        assert f["link_bytes"]["core"] <= f["link_bytes"]["access"]
+        assert f["bottleneck_bytes"] == f["link_bytes"]["core"]
+    # Data links carry data only: what left them is what the flows' data left them with.
+    for name in ("access", "core"):
+        assert links[name]["tx_bytes"] == sum(f["link_bytes"][name] for f in r.summary["flows"])
+    # ACKs cross the twins, and nothing crosses the link no path names.
+    assert links["core_rev"]["tx_packets"] > 0 and links["spare"]["tx_packets"] == 0
+    assert links["spare_rev"]["tx_packets"] == 0
+    # The per-link trace: one row per link per interval, summing to the counters.
+    saved = r.save(tmp_path / "run")
+    trace = pq.read_table(saved / "links.parquet").to_pandas()
+    assert set(trace["link"]) == set(links) and len(trace) == len(links) * 300
+    for name, rows in trace.groupby("link"):
+        assert rows["tx_bytes"].sum() == links[name]["tx_bytes"]
+        assert rows["drops_pkts"].sum() == links[name]["drops"]
+    # Past the start-up bursts the first link's queue stays near empty (ACK-clocked senders: an ACK releases
+    # two or three segments, which the 100 Mbit/s link sends ten times faster than the core drains them),
+    # while the core's holds the standing queue.
+    from ccarena.report import write_report
+
+    page = write_report(saved).read_text()
+    assert "queue backlog of every link that carried packets" in page and "core_rev" in page
+    late = trace[trace["time_s"] > 15]
+    assert late.loc[late["link"] == "access", "backlog_pkts"].max() <= 3
+    assert late.loc[late["link"] == "core", "backlog_pkts"].mean() > 10
+
+
+def test_the_emulator_refuses_a_network_in_one_line() -> None:
+    from ccarena.backends.emu.checks import check_spec
+
+    with pytest.raises(SpecError, match="topology.kind: the emu backend runs the dumbbell only"):
+        check_spec(ccarena.load_spec(lot(2)))
+
+
+def _floyd_band(n: int, rtt_ratio: float) -> tuple[float, float]:
+    """The long flow's share of a hop, Floyd (1991) in the square-root form of the reference
+    (shared/reference/links-and-topologies.md §7.3): synchronised losses (low) to independent ones (high);
+    rtt_ratio = r_i / r_0, the cross flows' RTT over the long flow's (propagation)."""
+    k_sync, k_ind = rtt_ratio**2 / n, rtt_ratio / math.sqrt(n)
+    return k_sync / (1 + k_sync), k_ind / (1 + k_ind)
+
+
+def _long_share(hops: int, rtt: str | None) -> float:
+    """Mean over seeds 1-3 of the long flow's share of a hop's 10 Mbit/s over the second half."""
+    shares = [ccarena.run(lot(hops, rtt=rtt, seed=s)).summary["flows"][0]["window_rate_bps"] / 10e6 for s in (1, 2, 3)]
+    return statistics.mean(shares)
+
+
+# The band of the reference's table, fixed before the runs: r_i/r_0 = 1/n when every hop's RTT is its own
+# (hop-proportional), 1 when every flow has the same RTT (the tcpeval lot). DropTail, starts spread over 1 s.
+FLOYD_CASES = [
+    pytest.param(5, None, id="5 hops, hop-proportional RTT"),
+    pytest.param(3, None, id="3 hops, hop-proportional RTT", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured 0.199 (seeds 1-3: 0.249, 0.049, 0.300) above the band 0.036-0.161: DropTail phase effects "
+        "the reference warns of"))),
+    pytest.param(3, "60ms", id="3 hops, equal RTT", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured 0.118 below the band 0.250-0.366: the long flow queues at 3 hops, so its RTT is longer "
+        "than the propagation RTT the band assumes"))),
+    pytest.param(5, "100ms", id="5 hops, equal RTT", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured 0.077 below the band 0.167-0.309, for the same reason"))),
+]
+
+
+@pytest.mark.parametrize(("hops", "rtt"), FLOYD_CASES)
+def test_the_long_reno_flow_of_a_parking_lot_gets_floyds_share(hops: int, rtt: str | None) -> None:
+    ratio = 1.0 if rtt is not None else 1.0 / hops
+    lo, hi = _floyd_band(hops, ratio)
+    share = _long_share(hops, rtt)
+    assert lo <= share <= hi, f"long flow's share {share:.3f} outside [{lo:.3f}, {hi:.3f}]"
+
+
+def water_filling(capacity: dict[str, float], paths: list[list[str]]) -> list[float]:
+    """Max-min fair rates of backlogged flows (the reference's §7.4 algorithm): raise every unfrozen flow
+    equally until a link saturates, freeze the flows crossing it, repeat."""
+    rate = [0.0] * len(paths)
+    residual = dict(capacity)
+    frozen = [False] * len(paths)
+    while not all(frozen):
+        shares = {
+            link: residual[link] / sum(1 for f, p in enumerate(paths) if link in p and not frozen[f])
+            for link in capacity
+            if any(link in p and not frozen[f] for f, p in enumerate(paths))
+        }
+        s = min(shares.values())
+        for f, p in enumerate(paths):
+            if not frozen[f]:
+                rate[f] += s
+                for link in p:
+                    residual[link] -= s
+        for f, p in enumerate(paths):
+            if any(residual[link] <= 1e-9 * capacity[link] for link in p):
+                frozen[f] = True
+    return rate
+
+
+def test_water_filling_gives_the_references_worked_example() -> None:
+    # WF1 of shared/reference/links-and-topologies.md §7.4: long 30, c1 70, c2 30, c3 70 Mbit/s.
+    paths = [["L1", "L2", "L3"], ["L1"], ["L2"], ["L3"]]
+    assert water_filling({"L1": 100, "L2": 60, "L3": 100}, paths) == pytest.approx([30, 70, 30, 70])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured (Mbit/s, second half of 30 s): long 3.17, cross 6.25 / 2.82 / 6.26 against max-min 3 / 7 / 3 / 7 "
+    "(cross flows on the 10 Mbit/s hops 11 % short, those links at 94 % utilisation); a router that is not a "
+    "flow's bottleneck still debits the feedback it computed from its budget, not what the path granted"))
+def test_xcp_on_every_hop_gives_every_flow_its_max_min_share() -> None:
+    rates = {"hop1": 10e6, "hop2": 6e6, "hop3": 10e6}
+    topo = {"kind": "parking_lot", "hops": 3, "link": {"rate": "10Mbps", "delay": "10ms", "buffer": "1bdp", "qdisc": "xcp"},
+            "hop": [{"rate": "10Mbps"}, {"rate": "6Mbps"}, {"rate": "10Mbps"}]}  # fmt: skip
+    flows = [{"cc": "xcp"}] + [{"cc": "xcp", "path": [f"hop{h + 1}"]} for h in range(3)]
+    s = ccarena.run({"name": "x", "duration": "30s", "topology": topo, "flows": flows}).summary
+    want = water_filling(rates, [list(rates), ["hop1"], ["hop2"], ["hop3"]])
+    got = [f["window_rate_bps"] for f in s["flows"]]
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, rel=0.05)
