@@ -170,3 +170,60 @@ fn mixed_with_reno_gets_its_flows_share() {
         assert!(p50(n_xcp) > p50(0) + 10.0, "Reno keeps its own queue standing");
     }
 }
+
+/// A parking lot of three XCP hops of `rates` Mbit/s, 10 ms each way, each
+/// buffer one BDP of the long flow: one long flow across the three (RTT
+/// 60 ms) and one cross flow per hop (20 ms), as `ccarena` builds
+/// `[topology] kind = "parking_lot"` (links 0, 2, 4 the hops, each followed
+/// by its reverse twin for the ACKs).
+fn xcp_lot(rates: [u64; 3], secs: u64) -> Config {
+    let hop = |mbps: u64, xcp: bool| {
+        let rate = mbps * 1_000_000;
+        sim::LinkConfig {
+            rate_bps: rate,
+            delay_ns: 10_000_000,
+            limit: sim::QueueLimit::Packets((rate as f64 * 0.06 / 8.0 / 1500.0).round() as u64),
+            loss: 0.0,
+            loss_model: None,
+            qdisc: if xcp { QdiscConfig::Xcp(XcpConfig::default()) } else { Default::default() },
+        }
+    };
+    let mut cfg =
+        dumbbell(rates[0], 60, 1.0, secs, vec![flow("xcp", 60), flow("xcp", 20), flow("xcp", 20), flow("xcp", 20)]);
+    cfg.bottleneck = hop(rates[0], true);
+    cfg.reverse = hop(rates[0], false);
+    cfg.network.links = vec![hop(rates[1], true), hop(rates[1], false), hop(rates[2], true), hop(rates[2], false)];
+    let route = |data: Vec<u32>, ack: Vec<u32>| sim::Route { measure: data[0], data, ack };
+    cfg.network.routes = vec![
+        route(vec![0, 2, 4], vec![5, 3, 1]),
+        route(vec![0], vec![1]),
+        route(vec![2], vec![3]),
+        route(vec![4], vec![5]),
+    ];
+    cfg
+}
+
+/// XCP on every hop of a 100/60/100 Mbit/s parking lot, rates over 15–30 s
+/// of 30 s. Max-min would give the long flow and hop 2's cross flow 30
+/// each and the cross flows of hops 1 and 3 70 each. XCP is not max-min in
+/// a network (Low, Andrew, Wydrowski, INFOCOM 2005): hop 1 sits upstream
+/// of the long flow's bottleneck, sees only the sender's request, and keeps
+/// shuffling (Eq. 2: h = 0.1·y − φ), half of the increase h + φ = 0.1·y
+/// going to the long flow, which hop 2 refuses. Its cross flow settles where
+/// the other half equals what shuffling takes from it (per unit time, in
+/// Mbit/s): with y = 30 + x, 0.05·y = (0.1·y − 0.4·(100 − y))·x/y, i.e.
+/// 0.45·x² − 28·x − 45 = 0, x = 63.8 (link 93.8 % used). Hop 3 sees
+/// the header hop 2 cut and gives the refused increase to its cross flow
+/// (the residue accounting of ns-2's xcpq.cc, see qdisc/xcp.rs).
+/// Measured: long 30.02, hop-2 cross 29.96, hop 1 63.74, hop 3 67.68 (63.79
+/// when hop 3 charged its whole offer, as hop 1 must).
+#[test]
+fn parking_lot_upstream_hop_settles_at_xcps_equilibrium_downstream_near_max_min() {
+    let out = run(&xcp_lot([100, 60, 100], 30));
+    let mbps: Vec<f64> = bytes_between(&out, 15.0, 30.0).iter().map(|&b| b as f64 * 8.0 / 15.0 / 1e6).collect();
+    println!("xcp lot 100/60/100: long {:.2}, cross {:.2} / {:.2} / {:.2} Mbit/s", mbps[0], mbps[1], mbps[2], mbps[3]);
+    let within = |got: f64, want: f64, frac: f64| (got - want).abs() <= frac * want;
+    assert!(within(mbps[0], 30.0, 0.02) && within(mbps[2], 30.0, 0.02), "hop 2 shared {:.2} / {:.2}", mbps[0], mbps[2]);
+    assert!(within(mbps[1], 63.79, 0.02), "hop 1 cross {:.2}, XCP's equilibrium 63.79", mbps[1]);
+    assert!(within(mbps[3], 70.0, 0.05), "hop 3 cross {:.2}, max-min 70", mbps[3]);
+}

@@ -20,9 +20,9 @@
 //! upstream router): the sender initialises H_feedback and the routers on
 //! the path modify it (§3.1), each taking its own feedback only if it is
 //! smaller (Appendix A, on packet departure), so the sender gets the
-//! feedback of the most congested router. The residues are debited with
-//! this router's feedback even when the header keeps a smaller one (see
-//! `on_departure`).
+//! feedback of the most congested router. When the header keeps a smaller
+//! feedback, the residues are charged with what the packet got, not with
+//! what this router offered (see `on_departure`).
 //!
 //! The controller has no per-flow state and allocates nothing per packet.
 //! The timer is driven by packet times: the control decision for an
@@ -40,6 +40,21 @@
 //! feedback are tracked, and ξp (ξn) is set to 0 once the positive
 //! (negative) budget is spent, so packets of flows whose cwnd grew within
 //! the interval cannot be over-allocated.
+//!
+//! Several XCP routers on a path do not give max-min fair rates in general
+//! (Low, Andrew, Wydrowski, "Understanding XCP: equilibrium and fairness",
+//! INFOCOM 2005 / IEEE/ACM ToN 2009; Zan and Yang, iXCP, Networking 2007).
+//! A router that is not a flow's bottleneck still shuffles: it takes from
+//! the flow in proportion to its rate and offers it an equal share of the
+//! increase, which the bottleneck refuses. A router downstream of the
+//! bottleneck sees the smaller header and can give the refused part to
+//! its other flows (the accounting above); a router upstream sees only the
+//! sender's request and cannot. Its other flows then settle where the
+//! share of the increase they get, γy/2 for a link with one such flow and
+//! one of its own, equals what shuffling takes from them,
+//! (γy − α(C − y))·x/y (y the input rate, x theirs): with C = 100 Mbit/s
+//! and the other flow held to 30, x = 63.8 Mbit/s and the link is 93.8 %
+//! used, not the max-min 70 and 100 % (crates/sim/tests/xcp.rs).
 //!
 //! Mixed XCP and TCP traffic ([`XcpPort`]): as in the paper's TCP-friendly
 //! runs (§5.5; ns-2's XCP queue), XCP packets (those with a congestion
@@ -215,20 +230,46 @@ impl XcpRouter {
         let feedback = pos - neg;
         let fb = feedback.round() as i64;
         // H_feedback = min(H_feedback, feedback): the sender's request or an
-        // upstream router's allocation, if smaller, stands.
-        if hdr.feedback > fb {
+        // upstream router's allocation, if smaller, stands (Appendix A, on
+        // packet departure: this router's feedback is written when
+        // H_feedback ≥ feedback).
+        let granted = hdr.feedback;
+        let own = granted >= fb;
+        if own {
             hdr.feedback = fb;
         }
         hdr.has_feedback = true;
-        // Appendix A: spend the interval's budgets (per unit time, as the
-        // granted window change recurs once per the flow's RTT). When the
-        // header kept a smaller feedback (another router is the bottleneck)
-        // this debits more than was granted; with one XCP router on the path
-        // and the greedy request that never happens.
         if hdr.rtt_us > 0 {
             let rtt = hdr.rtt_us as f64 * 1e-6;
-            self.residue_pos -= pos / rtt;
-            self.residue_neg -= neg / rtt;
+            // Appendix A: spend the interval's budgets (per unit time, as the
+            // granted window change recurs once per the flow's RTT).
+            let (pos_spent, neg_spent) = if own {
+                (pos, neg)
+            } else {
+                // The header keeps a smaller feedback: another router on the
+                // path is this flow's bottleneck, and the `feedback − H`
+                // this router offered is not taken. Charge only what the
+                // packet got (pos_spent − neg_spent = H) and hand the rest
+                // to the other packets: count it as negative feedback,
+                // draining the negative pool first, then giving back to the
+                // positive pool (ns-2 xcp/xcpq.cc, USC/ISI revision,
+                // do_before_packet_departure, lines "L 26-27";
+                // draft-falk-xcp-spec-01 §4.2.3, line 26, explained by
+                // Y. Pryadkin on the ISI xcp list, 29 Nov 2005). Appendix A
+                // has an else branch for this case (shared/reference/xcp.md
+                // §6); Katabi's original xcpq.cc (2002, fill_in_feedback)
+                // splits it more crudely (positive pool
+                // charged H when H > 0, negative pool the excess), which a
+                // later ISI version marks "L 27-33 corrected". Only the
+                // budgets change: the header and ξp, ξn are as before.
+                // With one XCP router on the path the greedy request is
+                // always larger (`own`), so a dumbbell never comes here.
+                let h = granted as f64;
+                let neg_spent = (neg + (feedback - h)).min(self.residue_neg.max(0.0) * rtt);
+                (h + neg_spent, neg_spent)
+            };
+            self.residue_pos -= pos_spent / rtt;
+            self.residue_neg -= neg_spent / rtt;
             if self.residue_pos <= 0.0 {
                 self.xi_p = 0.0;
             }
@@ -531,6 +572,61 @@ mod tests {
         // φ, plus at most the one grant that crosses zero (the budget is
         // checked after a grant, as in Appendix A); 150 000 without residues.
         assert!((100_000..=100_100).contains(&granted), "{granted}");
+    }
+
+    /// A packet whose header keeps a smaller feedback (another router is
+    /// its bottleneck) is charged what it got, the refused rest counted as
+    /// reclaimed negative feedback (ns-2 xcpq.cc, USC/ISI, "L 26-27").
+    /// XV2's router: ξp = 625 000, ξn = 1.0, both budgets 125 000/0.1 =
+    /// 1.25e6 B/s. Flow B's packet (cwnd 50 000, rtt 0.1 s): p = 125,
+    /// n = 100, offer +25; the header holds −10 from upstream.
+    /// neg_spent = min(100 + (25 − (−10)), 1.25e6·0.1) = 135 B,
+    /// pos_spent = −10 + 135 = 125 B (net −10 = what the packet got);
+    /// per unit time: 1 250 and 1 350 B/s. Charging the offer would take
+    /// 1 250 and 1 000 B/s.
+    #[test]
+    fn a_refused_offer_is_charged_as_what_the_packet_got() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 750, 75_000, 100);
+        feed(&mut r, 500, 50_000, 100);
+        r.control_timeout(PS / 10, 0);
+        close(r.residue_pos, 1.25e6, 1e-12);
+        close(r.residue_neg, 1.25e6, 1e-12);
+        let mut h = hdr(50_000, 100);
+        h.feedback = -10;
+        h.has_feedback = true;
+        r.on_departure(PS / 10 + 1, &mut h, 1000, 0);
+        assert_eq!(h.feedback, -10);
+        close(r.residue_pos, 1.25e6 - 1_250.0, 1e-12);
+        close(r.residue_neg, 1.25e6 - 1_350.0, 1e-12);
+    }
+
+    /// Regression (parking lot, hop 3 of 100/60/100 Mbit/s 9 % short of
+    /// its max-min share): a router that charged its whole offer to packets
+    /// whose header kept less spent its budgets on changes no flow made, so
+    /// its other flows got less increase or kept more decrease than the
+    /// aggregate feedback asked for. XV1's router (φ = 100 000, h = 0:
+    /// positive budget 1e6 B/s, negative budget 0) offers +100 B per
+    /// packet; the path keeps +40. The negative pool is empty, so the refused 60 stay in the
+    /// positive pool: each packet costs 40/0.1 = 400 B/s, and after 1 000
+    /// of them 6e5 B/s is left, so the next packet still gets +100.
+    /// Charging the offer (1 000 B/s each) spent the budget in exactly
+    /// 1 000 packets and the next one got 0.
+    #[test]
+    fn the_budget_a_bottleneck_elsewhere_refuses_is_kept() {
+        let mut r = XcpRouter::new(XcpConfig::default(), 100_000_000);
+        feed(&mut r, 1000, 50_000, 100);
+        r.control_timeout(PS / 10, 0);
+        for k in 0..1000 {
+            let mut h = hdr(50_000, 100);
+            h.feedback = 40;
+            r.on_departure(PS / 10 + 1 + k, &mut h, 1000, 0);
+            assert_eq!(h.feedback, 40);
+        }
+        close(r.residue_pos, 6e5, 1e-9);
+        let mut h = hdr(50_000, 100);
+        r.on_departure(PS / 10 + 2000, &mut h, 1000, 0);
+        assert_eq!(h.feedback, 100);
     }
 
     /// §3.2: the sender's request is the first H_feedback; a router whose
