@@ -226,3 +226,18 @@ def test_xcp_on_every_hop_gives_every_flow_its_max_min_share() -> None:
     got = [f["window_rate_bps"] for f in s["flows"]]
     for g, w in zip(got, want, strict=True):
         assert g == pytest.approx(w, rel=0.05)
+
+
+def test_a_campaign_over_a_parking_lot_has_a_row_per_run_per_link(tmp_path: Path) -> None:
+    doc = lot(2, secs=5)
+    doc["sweep"] = {"topology.link.rate": ["5Mbps", "10Mbps"], "repeat": 2}
+    c = ccarena.sweep(doc, out=tmp_path / "c", jobs=1)
+    links = c.query("SELECT * FROM run_links")
+    assert len(links) == 4 * 4 and set(links["name"]) == {"hop1", "hop1_rev", "hop2", "hop2_rev"}
+    assert "topology.link.rate_bps" in links.columns
+    # Per run, the link rows are the summary's links.
+    one = links[links["run_id"] == c.runs["run_id"][0]].set_index("name")
+    summary = c.result(c.runs["run_id"][0]).summary
+    for link in summary["links"]:
+        assert one.loc[link["name"], "drops"] == link["drops"]
+    assert not any(col.startswith("links[") for col in c.runs.columns)

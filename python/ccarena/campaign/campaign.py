@@ -289,8 +289,11 @@ def _write_catalogue(store: Store, g: Grid, outcomes: Mapping[str, tuple[str, An
 
     import pyarrow.parquet as pq
 
-    runs, run_flows, run_groups = tables(g, outcomes)
-    for table, path in ((runs, store.catalogue_file), (run_flows, store.run_flows_file), (run_groups, store.run_groups_file)):
+    runs, run_flows, run_groups, run_links = tables(g, outcomes)
+    files = [(runs, store.catalogue_file), (run_flows, store.run_flows_file), (run_groups, store.run_groups_file)]
+    if run_links.num_rows:
+        files.append((run_links, store.run_links_file))
+    for table, path in files:
         buf = io.BytesIO()
         pq.write_table(table, buf, compression="zstd")
         write_atomic(path, buf.getvalue())
@@ -447,6 +450,8 @@ class Campaign:
         con.execute(f"CREATE VIEW run_flows AS SELECT * FROM read_parquet('{_sql_path(self.store.run_flows_file)}')")
         if self.store.run_groups_file.is_file():
             con.execute(f"CREATE VIEW run_groups AS SELECT * FROM read_parquet('{_sql_path(self.store.run_groups_file)}')")
+        if self.store.run_links_file.is_file():
+            con.execute(f"CREATE VIEW run_links AS SELECT * FROM read_parquet('{_sql_path(self.store.run_links_file)}')")
         for table in ("flows", "queue", "transfers"):
             pattern = self.store.runs_dir / "*" / f"{table}.parquet"
             if any(self.store.runs_dir.glob(f"*/{table}.parquet")):

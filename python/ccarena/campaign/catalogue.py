@@ -40,6 +40,11 @@ its ``share_of_link`` and ``share_of_flows`` (sums over its flows), and
 mean per-flow rate of the flows of every other group (BBR's flows against
 CUBIC's in a two-group run; null when the run has one group).
 
+``run_links.parquet`` (a parking lot or a network of links): one row per
+run per link, with the same head and the link's values of summary.json
+(``name``, ``utilization_window``, ``drops``, ``delay_p99_ms``, …); the
+dumbbell's runs have none.
+
 Rows are in grid order (point, baseline, repeat), whatever order the runs
 finished in.
 """
@@ -209,8 +214,8 @@ def _table(rows: list[dict[str, Any]], first: Sequence[str]) -> Any:
 def tables(
     grid: Grid,
     outcomes: Mapping[str, tuple[str, Any, float | None]],
-) -> tuple[Any, Any, Any]:
-    """(runs, run_flows, run_groups) tables for the runs that have an outcome.
+) -> tuple[Any, Any, Any, Any]:
+    """(runs, run_flows, run_groups, run_links) tables for the runs that have an outcome.
 
     ``outcomes[run_id]`` is ``("ok", summary, wall_s)`` or ``("failed", error, wall_s)``.
     """
@@ -218,6 +223,7 @@ def tables(
     head = ["run_id", "point", "repeat", "seed", "baseline", *swept, "status", "error", "wall_s"]
     rows: list[dict[str, Any]] = []
     flow_rows: list[dict[str, Any]] = []
+    link_rows: list[dict[str, Any]] = []
     for run in _ordered(grid.runs, outcomes):
         status, payload, wall_s = outcomes[run.run_id]
         row: dict[str, Any] = {
@@ -234,12 +240,19 @@ def tables(
             # Keys in summary.json's order (sorted), whether the summary was read from it or is the one just
             # made: a resumed or grown campaign's tables are the same as a fresh one's, columns and all.
             payload = _sorted(payload)
-            row.update({k: v for k, v in flatten(payload).items() if k not in row})
+            row.update({k: v for k, v in flatten(payload, skip=("flows", "links")).items() if k not in row})
             flow_rows += run_flow_rows(run, payload, swept)
+            head_values = {k: row[k] for k in ("run_id", "point", "repeat", "baseline", *swept)}
+            link_rows += [{**head_values, **flatten(link, skip=())} for link in payload.get("links", [])]
         rows.append(row)
     _add_baseline_friendliness(grid, outcomes, rows)
     flow_head = ["run_id", "point", "repeat", "baseline", *swept]
-    return _table(rows, head), _table(flow_rows, flow_head), _table(group_rows(flow_rows, flow_head), flow_head)
+    return (
+        _table(rows, head),
+        _table(flow_rows, flow_head),
+        _table(group_rows(flow_rows, flow_head), flow_head),
+        _table(link_rows, flow_head),
+    )
 
 
 def _sorted(doc: Any) -> Any:

@@ -10,6 +10,7 @@
     DIR/runs.parquet        the catalogue: one row per run (see catalogue.py)
     DIR/run_flows.parquet   one row per run per flow: the per-flow values of summary.json
     DIR/run_groups.parquet  one row per run per flow group: its rate, shares and ratio to the other groups
+    DIR/run_links.parquet   one row per run per link (networks only): utilisation, drops, marks, delay
 
 Everything a finished run leaves is on disk before it counts as finished,
 and each file is replaced atomically (written beside it, then renamed), so
@@ -60,6 +61,7 @@ class Store:
         self.catalogue_file = self.root / "runs.parquet"
         self.run_flows_file = self.root / "run_flows.parquet"
         self.run_groups_file = self.root / "run_groups.parquet"
+        self.run_links_file = self.root / "run_links.parquet"
 
     def is_campaign(self) -> bool:
         """Whether the folder holds a campaign."""
