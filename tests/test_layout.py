@@ -5,7 +5,7 @@ Layers, top to bottom (a package may import only packages on lower layers):
     cli                  the command line
     presets              the published experiments: campaign, report and figure
     report               HTML reports of runs and campaigns
-    campaign             sweeps, repeats and the result store
+    campaign, step       sweeps, repeats and the result store; a run steered step by step
     runner               ccarena.run and ccarena.compare
     backends, results    where runs happen; Result in memory and on disk
     analysis             metrics, tables, plots
@@ -32,10 +32,12 @@ LAYERS = {
     "report": 7,
     "campaign": 6,
     "runner": 5,
+    "step": 6,
     "backends": 4,
     "results": 4,
     "analysis": 3,
     "spec": 2,
+    "pycc": 1,
     "_version": 1,
     "_core": 0,
 }

@@ -15,7 +15,9 @@ returns a :class:`Result` with summary metrics and per-interval traces::
 parameters, :func:`load_spec` validates an experiment without running it,
 :func:`compare` runs one experiment in the simulator and on the kernel,
 :func:`sweep` runs a campaign (a grid of runs with repeats) and
-:func:`open` reopens a campaign or a run folder.
+:func:`open` reopens a campaign or a run folder;
+:func:`register_cc` adds a congestion-control algorithm written in Python
+(:mod:`ccarena.pycc`).
 
 The package, by concern (each layer imports only the ones below it):
 
@@ -40,25 +42,32 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .campaign import Campaign, open, sweep
+    from .pycc import Param, register_cc, unregister_cc
     from .results import FORMAT_VERSION, Result, ResultExistsError
     from .runner import Comparison, compare, run
     from .spec import Spec, SpecError, load_spec
+    from .step import Simulation, Step
 
 __all__ = [
     "FORMAT_VERSION",
     "Campaign",
     "Comparison",
+    "Param",
     "Result",
     "ResultExistsError",
+    "Simulation",
     "Spec",
     "SpecError",
+    "Step",
     "__version__",
     "algorithms",
     "compare",
     "load_spec",
     "open",
+    "register_cc",
     "run",
     "sweep",
+    "unregister_cc",
 ]
 
 _LAZY = {
@@ -71,9 +80,14 @@ _LAZY = {
     "Comparison": "runner",
     "compare": "runner",
     "run": "runner",
+    "Param": "pycc",
+    "register_cc": "pycc",
+    "unregister_cc": "pycc",
     "Spec": "spec",
     "SpecError": "spec",
     "load_spec": "spec",
+    "Simulation": "step",
+    "Step": "step",
 }
 
 

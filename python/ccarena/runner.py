@@ -108,11 +108,25 @@ def run(
             result = Result.from_spool(raw, resolved, spool)
             _stamp(result, "sim", started, t0)
             result.write_rest(tmp, figure=figure)
-    except BaseException:
-        _remove_empty(made)
+    except BaseException as e:
+        if type(e).__name__ == "CcHookError":
+            _hook_log(out_path, e)
+        else:
+            _remove_empty(made)
         raise
     result.path = out_path
     return result
+
+
+def _hook_log(out: Path, e: BaseException) -> Path:
+    """Writes the traceback of a Python algorithm's failed hook next to where the run would have
+    gone (``<out>.error.log``) and adds the log's path to the exception's first line."""
+    line, tb = (list(e.args) + ["", ""])[:2]
+    log = out.absolute().with_name(out.name + ".error.log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"{line}\n\n{tb}".rstrip("\n") + "\n", encoding="utf-8")
+    e.args = (f"{line} (traceback: {log})", tb)
+    return log
 
 
 def _missing_parents(out: Path) -> list[Path]:

@@ -386,6 +386,74 @@ pub enum AnyCc {
     Vivace(vivace::Vivace),
     Westwood(westwood::Westwood),
     Xcp(xcp::Xcp),
+    /// An algorithm registered at run time (one written in Python, through
+    /// crates/py), dispatched through a box.
+    External(External),
+}
+
+/// An algorithm registered at run time (see [`registry::register_external`]).
+pub trait ExternalCc: CongestionControl + Send {
+    /// The registry name it was registered under.
+    fn name(&self) -> &'static str;
+    /// A copy with the same state (`AnyCc` is `Clone`).
+    fn clone_box(&self) -> Box<dyn ExternalCc>;
+}
+
+/// A boxed [`ExternalCc`]: the one `AnyCc` variant that is not static dispatch.
+pub struct External(pub Box<dyn ExternalCc>);
+
+impl Clone for External {
+    fn clone(&self) -> External {
+        External(self.0.clone_box())
+    }
+}
+
+impl std::fmt::Debug for External {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "External({})", self.0.name())
+    }
+}
+
+impl CongestionControl for External {
+    fn init(&mut self, tp: &mut Sock) {
+        self.0.init(tp)
+    }
+    fn ssthresh(&mut self, tp: &Sock) -> u32 {
+        self.0.ssthresh(tp)
+    }
+    fn cong_avoid(&mut self, tp: &mut Sock, acked: u32) {
+        self.0.cong_avoid(tp, acked)
+    }
+    fn cong_control(&mut self, tp: &mut Sock, rs: &RateSample) -> bool {
+        self.0.cong_control(tp, rs)
+    }
+    fn pkts_acked(&mut self, tp: &mut Sock, s: &AckSample) {
+        self.0.pkts_acked(tp, s)
+    }
+    fn set_state(&mut self, tp: &mut Sock, st: CaState) {
+        self.0.set_state(tp, st)
+    }
+    fn cwnd_event(&mut self, tp: &mut Sock, ev: CaEvent) {
+        self.0.cwnd_event(tp, ev)
+    }
+    fn undo_cwnd(&mut self, tp: &Sock) -> u32 {
+        self.0.undo_cwnd(tp)
+    }
+    fn skb_marked_lost(&mut self, tp: &mut Sock, rs: &RateSample) {
+        self.0.skb_marked_lost(tp, rs)
+    }
+    fn on_send(&mut self, tp: &Sock, hdr: &mut CcHeader) {
+        self.0.on_send(tp, hdr)
+    }
+    fn needs_ecn(&self) -> bool {
+        self.0.needs_ecn()
+    }
+    fn metric_names(&self) -> &'static [&'static str] {
+        self.0.metric_names()
+    }
+    fn metrics(&self, out: &mut [f64; MAX_METRICS]) {
+        self.0.metrics(out)
+    }
 }
 
 macro_rules! forward {
@@ -411,6 +479,7 @@ macro_rules! forward {
             AnyCc::Vivace($cc) => $body,
             AnyCc::Westwood($cc) => $body,
             AnyCc::Xcp($cc) => $body,
+            AnyCc::External($cc) => $body,
         }
     };
 }
@@ -439,6 +508,7 @@ impl AnyCc {
             AnyCc::Vivace(_) => "vivace",
             AnyCc::Westwood(_) => "westwood",
             AnyCc::Xcp(_) => "xcp",
+            AnyCc::External(e) => e.0.name(),
         }
     }
 }

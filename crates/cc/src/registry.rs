@@ -269,10 +269,58 @@ pub fn algorithms() -> &'static [AlgoInfo] {
     ALGORITHMS
 }
 
+/// Builds an external algorithm from its resolved parameters; an error is a
+/// one-line message (the algorithm's constructor failed).
+pub type ExternalFactory = dyn Fn(&Params) -> Result<Box<dyn crate::ExternalCc>, String> + Send + Sync;
+
+type ExternalEntry = (&'static AlgoInfo, std::sync::Arc<ExternalFactory>);
+
+/// Algorithms registered at run time, in registration order.
+static EXTERNAL: std::sync::RwLock<Vec<ExternalEntry>> = std::sync::RwLock::new(Vec::new());
+
+/// Registers (or replaces) an algorithm built at run time: its table entry
+/// (parameters are checked and defaulted like a built-in's) and its factory.
+/// A built-in's name is refused. The entry is leaked: registrations are few.
+pub fn register_external(info: AlgoInfo, factory: std::sync::Arc<ExternalFactory>) -> Result<(), String> {
+    if ALGORITHMS.iter().any(|a| a.name == info.name) {
+        return Err(format!("\"{}\" is a built-in algorithm; choose another name", info.name));
+    }
+    let info: &'static AlgoInfo = Box::leak(Box::new(info));
+    let mut ext = EXTERNAL.write().unwrap_or_else(|e| e.into_inner());
+    ext.retain(|(i, _)| i.name != info.name);
+    ext.push((info, factory));
+    Ok(())
+}
+
+/// Forgets an algorithm registered at run time; true if it was registered.
+pub fn unregister_external(name: &str) -> bool {
+    let mut ext = EXTERNAL.write().unwrap_or_else(|e| e.into_inner());
+    let n = ext.len();
+    ext.retain(|(i, _)| i.name != name);
+    ext.len() != n
+}
+
+/// The built-in algorithms followed by those registered at run time.
+pub fn all_algorithms() -> Vec<&'static AlgoInfo> {
+    let ext = EXTERNAL.read().unwrap_or_else(|e| e.into_inner());
+    ALGORITHMS.iter().chain(ext.iter().map(|(i, _)| *i)).collect()
+}
+
+fn external(name: &str) -> Option<ExternalEntry> {
+    let ext = EXTERNAL.read().unwrap_or_else(|e| e.into_inner());
+    ext.iter().find(|(i, _)| i.name == name).cloned()
+}
+
 /// Looks up an algorithm by name.
 pub fn info(name: &str) -> Result<&'static AlgoInfo, ParamError> {
-    ALGORITHMS.iter().find(|a| a.name == name).ok_or_else(|| {
-        let known: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
+    if let Some(a) = ALGORITHMS.iter().find(|a| a.name == name) {
+        return Ok(a);
+    }
+    if let Some((a, _)) = external(name) {
+        return Ok(a);
+    }
+    Err({
+        let known: Vec<&str> = all_algorithms().iter().map(|a| a.name).collect();
         ParamError { param: None, message: format!("unknown algorithm \"{name}\" (known: {})", known.join(", ")) }
     })
 }
@@ -359,7 +407,12 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
         "vivace" => AnyCc::Vivace(vivace::Vivace::new(vivace::VivaceConfig::from_params(&p))),
         "westwood" => AnyCc::Westwood(westwood::Westwood::new(westwood::WestwoodConfig::from_params(&p))),
         "xcp" => AnyCc::Xcp(xcp::Xcp::new()),
-        _ => unreachable!("registered algorithm {name} has no constructor"),
+        _ => match external(name) {
+            Some((_, factory)) => {
+                AnyCc::External(crate::External(factory(&p).map_err(|message| ParamError { param: None, message })?))
+            }
+            None => unreachable!("registered algorithm {name} has no constructor"),
+        },
     })
 }
 
@@ -367,8 +420,12 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
 mod tests {
     use super::*;
 
+    /// The tests that register an external algorithm or read the whole list run one at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn unknown_algorithm_lists_known() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let e = build("cubik", &[]).unwrap_err();
         assert_eq!(
             e.message,
@@ -400,6 +457,69 @@ mod tests {
             build(a.name, &[]).unwrap();
             assert!(a.default_recovery == "prr" || a.default_recovery == "newreno");
         }
+    }
+
+    #[derive(Clone)]
+    struct Fixed(u32);
+
+    impl crate::CongestionControl for Fixed {
+        fn ssthresh(&mut self, _tp: &crate::Sock) -> u32 {
+            self.0
+        }
+    }
+
+    impl crate::ExternalCc for Fixed {
+        fn name(&self) -> &'static str {
+            "test_fixed"
+        }
+        fn clone_box(&self) -> Box<dyn crate::ExternalCc> {
+            Box::new(self.clone())
+        }
+    }
+
+    static FIXED_PARAMS: &[ParamSpec] = &[ParamSpec {
+        name: "ssthresh",
+        kind: ParamKind::Int { min: 2, max: 100 },
+        default: ParamDefault::Int(7),
+        doc: "the ssthresh it always answers",
+    }];
+
+    #[test]
+    fn external_algorithms_are_registered_checked_built_and_forgotten() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let info = |name: &'static str| AlgoInfo {
+            name,
+            summary: "test",
+            source: "test",
+            default_recovery: "prr",
+            params: FIXED_PARAMS,
+            unconfirmed: false,
+            needs_pacing: false,
+            needs_ecn: false,
+            randomized: false,
+        };
+        let factory: std::sync::Arc<ExternalFactory> = std::sync::Arc::new(|p: &Params| {
+            Ok(Box::new(Fixed(p.int("ssthresh") as u32)) as Box<dyn crate::ExternalCc>)
+        });
+        assert!(register_external(info("cubic"), factory.clone()).unwrap_err().contains("built-in"));
+        register_external(info("test_fixed"), factory).unwrap();
+        assert!(all_algorithms().iter().any(|a| a.name == "test_fixed"));
+        assert!(!algorithms().iter().any(|a| a.name == "test_fixed"));
+        let mut cc = build("test_fixed", &[("ssthresh".into(), ParamValue::Int(9))]).unwrap();
+        assert_eq!(cc.name(), "test_fixed");
+        let tp = crate::Sock::new(1448, 10);
+        assert_eq!(crate::CongestionControl::ssthresh(&mut cc, &tp), 9);
+        let mut copy = cc.clone();
+        assert_eq!(crate::CongestionControl::ssthresh(&mut copy, &tp), 9);
+        // Defaults (Linux's) for the hooks it leaves out: Reno's growth.
+        let mut tp = crate::Sock::new(1448, 10);
+        tp.max_packets_out = 10;
+        crate::CongestionControl::cong_avoid(&mut cc, &mut tp, 3);
+        assert_eq!(tp.snd_cwnd, 13);
+        let e = build("test_fixed", &[("ssthresh".into(), ParamValue::Int(1))]).unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("ssthresh"));
+        assert!(unregister_external("test_fixed"));
+        assert!(build("test_fixed", &[]).is_err());
     }
 
     #[test]

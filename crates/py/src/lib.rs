@@ -18,6 +18,9 @@ use sim::{
     SizeDist, TcpSource, UdpPattern, UdpSource,
 };
 
+mod pycc;
+mod step;
+
 fn param_value(v: &Bound<'_, PyAny>) -> PyResult<ParamValue> {
     if v.is_instance_of::<PyBool>() {
         Ok(ParamValue::Bool(v.extract()?))
@@ -62,7 +65,7 @@ const SLICE_EVENTS: u64 = 2_000_000;
 #[pyfunction]
 fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
     let list = PyList::empty(py);
-    for a in registry::algorithms() {
+    for a in registry::all_algorithms() {
         let d = PyDict::new(py);
         d.set_item("name", a.name)?;
         d.set_item("summary", a.summary)?;
@@ -495,12 +498,22 @@ fn simulate(
         let rows = if packet_sink.is_some() { chunk_rows } else { usize::MAX };
         engine.set_packet_log(from_ns, to_ns, rows).map_err(PyValueError::new_err)?;
     }
+    // A Python algorithm's hooks need the GIL: keep it for the whole run then.
+    let keep_gil = pycc::uses_python(&cfg) && std::env::var_os("CCARENA_PYCC_RELEASE_GIL").is_none();
+    pycc::clear_error();
     let t0 = std::time::Instant::now();
     let mut writing = std::time::Duration::ZERO;
     // In slices of about a tenth of a second, so that Ctrl-C and SIGTERM take effect
     // (the signal handlers run between slices) and progress can be drawn.
     loop {
-        let done = py.allow_threads(|| engine.run_events(slice_events.max(1)));
+        let done = if keep_gil {
+            engine.run_events(slice_events.max(1))
+        } else {
+            py.allow_threads(|| engine.run_events(slice_events.max(1)))
+        };
+        if let Some(e) = pycc::take_error() {
+            return Err(e);
+        }
         py.check_signals()?;
         if let Some(cb) = &progress {
             cb.call1(py, (engine.now_ns(), engine.bottleneck_data_packets(), t0.elapsed().as_secs_f64()))?;
@@ -634,6 +647,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_catalogue, m)?)?;
+    m.add_class::<step::Stepper>()?;
+    pycc::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("__rustc__", env!("CCARENA_RUSTC_VERSION"))?;
     Ok(())

@@ -93,6 +93,9 @@ struct UdpSourceState {
 pub struct Simulator {
     now: Time,
     end: Time,
+    /// The event loop pauses before events after this time (see
+    /// [`Simulator::run_until`]); `end` otherwise.
+    horizon: Time,
     interval: Time,
     trace_on: bool,
     seed: u64,
@@ -191,6 +194,7 @@ impl Simulator {
         let mut sim = Simulator {
             now: 0,
             end: ns(cfg.duration_ns),
+            horizon: ns(cfg.duration_ns),
             interval: ns(cfg.interval_ns),
             trace_on: cfg.trace,
             seed: cfg.seed,
@@ -574,6 +578,141 @@ impl Simulator {
         while !self.run_events(u64::MAX) {}
     }
 
+    /// Handles every event at or before `t_ns` (ns; at most the end of the
+    /// experiment), at most `budget` of them, and returns true once all are
+    /// handled: the simulated time is then `t_ns` (the end if earlier),
+    /// events at exactly `t_ns` included, and the next event comes after it.
+    /// Events run in the same order as in one run: stopping at a time pushes
+    /// nothing, so a run made of such steps, with nothing changed between
+    /// them, is the same run, bit for bit.
+    pub fn run_until(&mut self, t_ns: u64, budget: u64) -> bool {
+        let until = ns(t_ns).min(self.end);
+        if until < self.now {
+            return true;
+        }
+        self.horizon = until;
+        let done = self.run_events(budget);
+        self.horizon = self.end;
+        let reached = done || self.q.peek_time().is_none_or(|t| t > until);
+        if reached {
+            // Every event up to `until` is handled: the clock stands there,
+            // where a change made now (`set_cwnd`, `set_pacing_rate`) takes effect.
+            self.now = self.now.max(until);
+        }
+        reached
+    }
+
+    /// Sets foreground flow `flow`'s congestion window, packets (at least
+    /// 1, at most the sender's clamp), at the current time; a flow that has
+    /// started sends at once what the new window allows. The algorithm then
+    /// continues from this value (it may change it again on the next ACK,
+    /// as it changes its own). Meant between steps of [`Simulator::run_until`].
+    pub fn set_cwnd(&mut self, flow: usize, pkts: u32) -> Result<(), String> {
+        self.check_flow(flow)?;
+        if pkts == 0 {
+            return Err(format!("flow {flow}: cwnd must be at least 1 packet"));
+        }
+        let tp = &mut self.flows[flow].sender.tp;
+        tp.snd_cwnd = pkts.min(tp.snd_cwnd_clamp);
+        self.resume(flow);
+        Ok(())
+    }
+
+    /// Sets foreground flow `flow`'s slow-start threshold, packets (at least
+    /// 2): a window at or above it grows as congestion avoidance does.
+    /// Meant between steps of [`Simulator::run_until`].
+    pub fn set_ssthresh(&mut self, flow: usize, pkts: u32) -> Result<(), String> {
+        self.check_flow(flow)?;
+        if pkts < 2 {
+            return Err(format!("flow {flow}: ssthresh must be at least 2 packets"));
+        }
+        self.flows[flow].sender.tp.snd_ssthresh = pkts;
+        Ok(())
+    }
+
+    /// Sets foreground flow `flow`'s pacing rate, bits per second of payload
+    /// (the sender's `tp.pacing_rate` is bytes per second; 0: not paced
+    /// until it is set again). It paces only a flow with pacing on; an
+    /// algorithm that sets its own rate (BBR) sets it again when it next
+    /// does, and for the others the sender recomputes it on every ACK
+    /// (Linux `tcp_update_pacing_rate`). Meant between steps of
+    /// [`Simulator::run_until`].
+    pub fn set_pacing_rate(&mut self, flow: usize, bps: u64) -> Result<(), String> {
+        self.check_flow(flow)?;
+        self.flows[flow].sender.tp.pacing_rate = bps / 8;
+        self.resume(flow);
+        Ok(())
+    }
+
+    /// Restarts foreground flow `flow`'s algorithm with the parameters
+    /// `params` (the same algorithm; those not given take their defaults),
+    /// as Linux does when a live socket's algorithm is set
+    /// (`tcp_reinit_congestion_control`): a new controller whose `init`
+    /// runs on the sender's current state. The window, the RTT estimates
+    /// and the rest of the sender's state stay; the algorithm's own state
+    /// starts afresh (BBR, for one, goes back to Startup). Refused if the
+    /// parameters change whether the algorithm needs ECN or the internals
+    /// it traces. Meant between steps of [`Simulator::run_until`].
+    pub fn set_cc_params(&mut self, flow: usize, params: &[(String, cc::registry::ParamValue)]) -> Result<(), String> {
+        self.check_flow(flow)?;
+        let started = self.events > 0 && self.flows[flow].start <= self.now;
+        let now = self.now;
+        let sender = &mut self.flows[flow].sender;
+        let mut new = cc::build(sender.cc.name(), params).map_err(|e| match e.param {
+            Some(p) => format!("flows[{flow}].params.{p}: {}", e.message),
+            None => format!("flows[{flow}].cc: {}", e.message),
+        })?;
+        if new.needs_ecn() != sender.cc.needs_ecn() || new.metric_names() != sender.cc.metric_names() {
+            return Err(format!(
+                "flows[{flow}].params: these parameters change whether {} needs ECN or what it traces",
+                sender.cc.name()
+            ));
+        }
+        if started {
+            // The sender's clock as on an event now (`Sender::set_now`).
+            sender.tp.now_ns = now / 1_000;
+            sender.tp.now_us = now / (PS_PER_NS * 1_000);
+            sender.tp.prior_ssthresh = 0; // Linux tcp_init_congestion_control
+            new.init(&mut sender.tp);
+        }
+        sender.cc = new;
+        self.resume(flow);
+        Ok(())
+    }
+
+    /// Foreground flow `flow`'s congestion window and pacing rate (bits per
+    /// second) now.
+    pub fn flow_cwnd_pacing(&self, flow: usize) -> Result<(u32, u64), String> {
+        self.check_flow(flow)?;
+        let tp = &self.flows[flow].sender.tp;
+        Ok((tp.snd_cwnd, tp.pacing_rate.saturating_mul(8)))
+    }
+
+    /// Whether `flow` names a foreground flow.
+    fn check_flow(&self, flow: usize) -> Result<(), String> {
+        if flow >= self.n_fg {
+            return Err(format!("no flow {flow} (there are {})", self.n_fg));
+        }
+        Ok(())
+    }
+
+    /// After a change from outside: a started flow sends what it now may.
+    /// Events up to `now` have been handled, so its start has if it is due.
+    fn resume(&mut self, flow: usize) {
+        let fl = &self.flows[flow];
+        if self.events == 0 || fl.start > self.now {
+            return; // not started: its start sends with the values set
+        }
+        let now = self.now;
+        self.flows[flow].sender.try_send(now);
+        self.flush(flow as u32);
+    }
+
+    /// The end of the experiment, ns.
+    pub fn end_ns(&self) -> u64 {
+        self.end / PS_PER_NS
+    }
+
     /// Simulated time reached, ns.
     pub fn now_ns(&self) -> u64 {
         self.now / PS_PER_NS
@@ -778,8 +917,8 @@ impl Simulator {
     /// stops with the budget left when the log opens or closes.
     fn run_slice<const LOG: bool>(&mut self, mut budget: u64) -> Slice {
         while let Some(t) = self.q.peek_time() {
-            if t > self.end {
-                return Slice::Done;
+            if t > self.horizon {
+                return if t > self.end { Slice::Done } else { Slice::Paused };
             }
             if budget == 0 {
                 return Slice::Paused;

@@ -39,6 +39,10 @@ def simulate(
     the same way, or without one comes back as ``packets``
     (:func:`ccarena.results.packets.packets_table` reads either).
     """
+    if "cc_module" in spec.resolved:  # a worker process registers the Python algorithms it runs
+        from ..pycc import import_cc_modules
+
+        import_cc_modules(spec.resolved["cc_module"])
     window = spec.metrics.get("packets_ns")
     packets = (int(window[0]), int(window[1])) if window else None
     try:

@@ -42,12 +42,13 @@ from typing import Any
 
 from ..spec import Spec, SpecError, apply_overrides, resolve
 from ..spec.document import copy_document, parse_path
-from ..spec.network import link_tables
 from ..spec.errors import did_you_mean
 from ..spec.fields import algorithms
+from ..spec.network import link_tables
+from ..spec.resolve import _cc_modules
 from ..spec.schema import EXPERIMENT
 
-__all__ = ["Grid", "Run", "SWEEP_KEYS", "derive_seed", "grid", "has_randomness"]
+__all__ = ["SWEEP_KEYS", "Grid", "Run", "derive_seed", "grid", "has_randomness"]
 
 SWEEP_KEYS = ("zip", "repeat", "baseline")
 """Keys of ``[sweep]`` that are not field paths."""
@@ -256,6 +257,8 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
     """
     sweep = _sweep_table(raw)
     base = {k: v for k, v in raw.items() if k != "sweep"}
+    if "cc_module" in base:  # the Python algorithms a sweep names must be registered to be checked
+        _cc_modules(dict(base))
     axes = _axes(sweep)
     repeat = _repeat(sweep)
     baselines = _baselines(sweep)

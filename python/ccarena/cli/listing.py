@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .common import EXIT_OK
@@ -22,6 +23,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("what", choices=["cc", "qdisc"], metavar="cc|qdisc",
                    help="cc: congestion-control algorithms; qdisc: queue disciplines")
+    p.add_argument("--cc-module", action="append", default=[], metavar="MODULE",
+                   help="a module name or .py file registering algorithms written in Python; repeatable")
     p.set_defaults(handler=list_command)
 
 
@@ -106,5 +109,8 @@ def list_command(args: argparse.Namespace) -> int:
     if args.what == "qdisc":
         print(format_qdiscs(_core.qdisc_catalogue()))
     else:
+        from ..pycc import import_cc_modules
+
+        import_cc_modules([str(Path(m).absolute()) if m.endswith(".py") else m for m in args.cc_module])
         print(format_algorithms(_core.cc_algorithms()))
     return EXIT_OK

@@ -205,6 +205,9 @@ def run_command(args: argparse.Namespace) -> int:
         error(str(e))
         return EXIT_USAGE
     except RuntimeError as e:
+        if type(e).__name__ == "CcHookError":  # a Python algorithm's hook raised: its one line
+            error(str(e.args[0]))
+            return EXIT_USAGE
         error(f"simulation failed: {e}")
         return EXIT_FAILED
     except BaseException as e:

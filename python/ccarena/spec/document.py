@@ -160,6 +160,19 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
     return out
 
 
+def _anchor_cc_modules(raw: dict[str, Any], folder: Path) -> None:
+    """A relative ``cc_module`` .py path is relative to the experiment file's folder."""
+    mods = raw.get("cc_module")
+    if isinstance(mods, str):
+        if mods.endswith(".py") and not Path(mods).is_absolute():
+            raw["cc_module"] = str((folder / mods).absolute())
+    elif isinstance(mods, list):
+        raw["cc_module"] = [
+            str((folder / m).absolute()) if isinstance(m, str) and m.endswith(".py") and not Path(m).is_absolute() else m
+            for m in mods
+        ]
+
+
 def load_document(
     source: str | Path | Mapping[str, Any],
     *,
@@ -177,6 +190,7 @@ def load_document(
         raw, default_name = copy_document(dict(source)), "experiment"
     else:
         raw, default_name = read_toml(source), Path(source).stem
+        _anchor_cc_modules(raw, Path(source).parent)
     if overrides:  # raw is already this call's own copy: no need to copy it again for nothing
         raw = apply_overrides(raw, overrides)
     if set:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .. import _core
+from .. import pycc as _pycc
 from .errors import SpecError, did_you_mean
 from .limits import check_rate, check_time
 from .schema import Table
@@ -193,7 +194,7 @@ def resolve_cc(cc: Any, given: dict[str, Any], path: str) -> dict[str, Any]:
 
 @functools.cache
 def algorithms() -> dict[str, Any]:
-    """The registry by name (it does not change while the process runs)."""
+    """The registry by name (it changes only when a Python algorithm is registered: see `_forget_registry`)."""
     return {str(a["name"]): dict(a) for a in _core.cc_algorithms()}
 
 
@@ -206,3 +207,12 @@ def _param_names(cc: str) -> tuple[str, ...]:
 def _resolve_cc(cc: str, given: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
     """The registry's answer, remembered: a campaign resolves the same algorithms many times."""
     return tuple(_core.cc_resolve(cc, dict(given)).items())
+
+
+def _forget_registry() -> None:
+    """A Python algorithm was registered or unregistered: the registry changed after all."""
+    for f in (algorithms, _param_names, _resolve_cc):
+        f.cache_clear()
+
+
+_pycc.on_change(_forget_registry)

@@ -144,9 +144,28 @@ def _top(raw: dict[str, Any], default_name: str) -> tuple[str, int, int]:
         raise SpecError("duration", 'required (e.g. duration = "60s")')
     duration_ns = F.positive_time(raw["duration"], "duration")
     seed = F.integer(raw.get("seed", EXPERIMENT.default("seed")), "seed", 0, 2**63 - 1)
+    _cc_modules(raw)
     if "ccarena_version" in raw and not isinstance(raw["ccarena_version"], str):
         raise SpecError("ccarena_version", f"expected a version string, got {describe(raw['ccarena_version'])}")
     return name, duration_ns, seed
+
+
+def _cc_modules(raw: dict[str, Any]) -> list[str] | None:
+    """Imports ``cc_module`` (the modules registering Python algorithms), .py paths made absolute."""
+    mods = raw.get("cc_module")
+    if mods is None:
+        return None
+    items = [mods] if isinstance(mods, str) else mods
+    if not isinstance(items, list) or not items or not all(isinstance(m, str) and m for m in items):
+        raise SpecError("cc_module", f"expected a module name or a .py file, or a list of them, got {describe(mods)}")
+    from ..pycc import import_cc_modules
+
+    out = [str(Path(m).absolute()) if m.endswith(".py") else m for m in items]
+    try:
+        import_cc_modules(out)
+    except Exception as e:  # noqa: BLE001 - any failure of the user's module is reported on the field
+        raise SpecError("cc_module", f"importing it failed: {type(e).__name__}: {e}") from None
+    return out
 
 
 def _queue_limits(
@@ -194,6 +213,7 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         "duration": format_time(duration_ns),
         "seed": seed,
         "ccarena_version": __version__,
+        **({"cc_module": _cc_modules(raw)} if "cc_module" in raw else {}),
         "topology": topo.resolved(),
         "tcp": tcp_.resolved(),
         "measure": meas.resolved(),

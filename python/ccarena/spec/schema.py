@@ -422,6 +422,10 @@ EXPERIMENT = _t(
         "duration": Field("time", "length of the run", required=True),
         "seed": Field("int", "random seed", default=1, lo=0, hi=2**63 - 1),
         "ccarena_version": Field("string", "the ccarena version that resolved the file (written in spec.toml)"),
+        "cc_module": Field("string", "a module name or .py file (relative to the experiment file), or a list of "
+                           "them, that registers congestion-control algorithms written in Python "
+                           "(ccarena.register_cc) when imported; imported before the flows are checked, "
+                           "and by every sweep worker"),
         "topology": Field("table", "the network", required=True, table=TOPOLOGY),
         "tcp": Field("table", "TCP settings for every flow", table=TCP),
         "flows": Field("tables", "flow groups", table=FLOW),

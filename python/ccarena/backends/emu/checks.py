@@ -24,6 +24,17 @@ def kernel_algorithms() -> list[str]:
         return []
     return text.split()
 
+def _python_algorithms(raw: Mapping[str, Any]) -> set[str]:
+    """The algorithms written in Python, the experiment's ``cc_module`` imported first."""
+    from ...pycc import import_cc_modules, python_algorithms
+
+    try:
+        import_cc_modules(raw.get("cc_module"))
+    except Exception:  # noqa: BLE001, S110 - the validation reports a module that does not import
+        pass
+    return set(python_algorithms())
+
+
 def _sim_algorithms() -> set[str]:
     return {str(a["name"]) for a in _core.cc_algorithms()}
 
@@ -44,6 +55,7 @@ def load_spec(
     if STALLS not in ("catch-up", "pause"):
         raise SpecError("CCARENA_EMU_STALLS", f"expected catch-up or pause, got {STALLS!r}")
     raw, default_name = load_document(source, seed=seed, set=set, **overrides)
+    python_algos = _python_algorithms(raw)
     kernel = kernel_algorithms()
     known = _sim_algorithms()
     kernel_only: dict[int, str] = {}
@@ -53,6 +65,12 @@ def load_spec(
             if not isinstance(g, dict) or not isinstance(g.get("cc"), str):
                 continue
             cc = g["cc"]
+            if cc in python_algos:
+                raise SpecError(
+                    f"flows[{gi}].cc",
+                    f'"{cc}" is written in Python (ccarena.register_cc); the emu backend runs only the '
+                    "kernel's algorithms: run it in the simulator",
+                )
             _check_kernel_has(cc, f"flows[{gi}].cc", kernel)
             if cc not in known:
                 if g.get("params"):
