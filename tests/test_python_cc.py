@@ -227,7 +227,8 @@ def test_list_cc_shows_python_algorithms_with_their_file() -> None:
     assert "py_reno" in p.stdout and str(EXAMPLES / "reno.py") in p.stdout.replace("\n          ", "")
 
 
-def test_sweep_with_two_workers_imports_the_module(tmp_path: Path) -> None:
+def _campaign_file(tmp_path: Path) -> Path:
+    """Rust Reno and Python Reno at two rates; the Python one's module named by cc_module."""
     exp = tmp_path / "s.toml"
     exp.write_text(textwrap.dedent(f"""\
         name = "pysweep"
@@ -242,8 +243,21 @@ def test_sweep_with_two_workers_imports_the_module(tmp_path: Path) -> None:
         "flows[0].cc" = ["reno", "py_reno"]
         "topology.bottleneck.rate" = ["10Mbps", "20Mbps"]
         """))
+    return exp
+
+
+def test_sweep_with_two_workers_imports_the_module(tmp_path: Path) -> None:
+    _sweep_equals_rust(tmp_path, _campaign_file(tmp_path), ["--jobs", "2"])
+
+
+def test_sweep_on_dask_workers_imports_the_module(tmp_path: Path) -> None:
+    _sweep_equals_rust(tmp_path, _campaign_file(tmp_path), ["--jobs", "2", "--executor", "dask"])
+
+
+def _sweep_equals_rust(tmp_path: Path, exp: Path, options: list[str]) -> None:
+    """Runs the campaign with ``options`` and checks each Python Reno run equals its Rust Reno run."""
     out = tmp_path / "camp"
-    p = subprocess.run([*CCARENA, "sweep", str(exp), "--out", str(out), "--jobs", "2", "--quiet"],
+    p = subprocess.run([*CCARENA, "sweep", str(exp), "--out", str(out), *options, "--quiet"],
                        check=False, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     rows = pq.read_table(out / "runs.parquet").to_pylist()
