@@ -543,6 +543,16 @@ fn simulate(
         _ => None,
     };
     let out = engine.finish((t0.elapsed() - writing).as_secs_f64()).map_err(PyRuntimeError::new_err)?;
+    output_dict(py, out, packet_log)
+}
+
+/// The output dict of `simulate` (and of a stepped run's `finish`) from the
+/// engine's output; `packet_log`: the packet log's columns when kept in memory.
+pub(crate) fn output_dict(
+    py: Python<'_>,
+    out: sim::Output,
+    packet_log: Option<Bound<'_, PyDict>>,
+) -> PyResult<Py<PyDict>> {
     let d = PyDict::new(py);
     if let Some(p) = packet_log {
         d.set_item("packets", p)?;

@@ -11,10 +11,9 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use sim::Column;
+use pyo3::types::PyDict;
 
-use crate::{columns, config_from, hand_over, packet_columns, params_from, SLICE_EVENTS};
+use crate::{config_from, hand_over, output_dict, packet_columns, params_from, SLICE_EVENTS};
 
 /// A run in progress; see the module documentation.
 #[pyclass(module = "ccarena._core", unsendable)]
@@ -150,105 +149,4 @@ impl Stepper {
         let out = engine.finish(self.engine_seconds).map_err(PyRuntimeError::new_err)?;
         output_dict(py, out, packet_log)
     }
-}
-
-/// `simulate`'s output dict from the engine's output (the same keys and
-/// values; kept in step with `simulate` in lib.rs).
-fn output_dict(py: Python<'_>, out: sim::Output, packet_log: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyDict>> {
-    let d = PyDict::new(py);
-    if let Some(p) = packet_log {
-        d.set_item("packets", p)?;
-    }
-    d.set_item("flows_trace", columns(py, &out.flow_columns)?)?;
-    d.set_item("queue_trace", columns(py, &out.queue_columns)?)?;
-    let flows = PyList::empty(py);
-    for f in &out.flows {
-        let fd = PyDict::new(py);
-        fd.set_item("id", f.id)?;
-        fd.set_item("cc", &f.cc)?;
-        fd.set_item("recovery", f.recovery)?;
-        fd.set_item("metric_names", f.metric_names.to_vec())?;
-        for (k, v) in f.counters() {
-            fd.set_item(k, v)?;
-        }
-        fd.set_item("completion_ns", f.completion_ns)?;
-        for (k, v) in f.rtt_quantiles_us() {
-            fd.set_item(k, v)?;
-        }
-        fd.set_item("link_bytes", f.link_bytes.clone())?;
-        flows.append(fd)?;
-    }
-    d.set_item("flows", flows)?;
-    let q = PyDict::new(py);
-    for (k, v) in out.queue.counters() {
-        q.set_item(k, v)?;
-    }
-    for (k, v) in out.queue.delay_quantiles_us() {
-        q.set_item(k, v)?;
-    }
-    d.set_item("queue", q)?;
-    let links = PyList::empty(py);
-    for l in &out.links {
-        let ld = PyDict::new(py);
-        ld.set_item("name", &l.name)?;
-        ld.set_item("rate_bps", l.rate_bps)?;
-        ld.set_item("qdisc", l.qdisc)?;
-        for (k, v) in [
-            ("arrivals", l.arrivals),
-            ("drops", l.drops),
-            ("random_drops", l.random_drops),
-            ("aqm_drops", l.aqm_drops),
-            ("marks", l.marks),
-            ("tx_packets", l.tx_packets),
-            ("tx_bytes", l.tx_bytes),
-            ("max_backlog_pkts", l.max_backlog_pkts),
-        ] {
-            ld.set_item(k, v)?;
-        }
-        let us = |v: Option<f64>| v.map(|x| x / 1_000.0);
-        ld.set_item("delay_mean_us", us(l.delay.mean()))?;
-        ld.set_item("delay_p50_us", us(l.delay.quantile(0.5)))?;
-        ld.set_item("delay_p99_us", us(l.delay.quantile(0.99)))?;
-        links.append(ld)?;
-    }
-    d.set_item("links", links)?;
-    d.set_item("link_trace", columns(py, &out.link_columns)?)?;
-    let c = PyDict::new(py);
-    for (k, v) in out.conservation.fields() {
-        c.set_item(k, v)?;
-    }
-    d.set_item("conservation", c)?;
-    let t = &out.transfers;
-    let transfer_cols: sim::Columns = vec![
-        ("source", Column::U32(t.iter().map(|r| r.source).collect())),
-        ("session", Column::U32(t.iter().map(|r| r.session.unwrap_or(u32::MAX)).collect())),
-        ("size_bytes", Column::U64(t.iter().map(|r| r.size_bytes).collect())),
-        ("start_ns", Column::U64(t.iter().map(|r| r.start_ns).collect())),
-        ("fct_ns", Column::U64(t.iter().map(|r| r.fct_ns.unwrap_or(u64::MAX)).collect())),
-        ("rtt_ns", Column::U64(t.iter().map(|r| r.rtt_ns).collect())),
-        ("reverse", Column::U32(t.iter().map(|r| r.reverse as u32).collect())),
-        ("delivered_bytes", Column::U64(t.iter().map(|r| r.delivered_bytes).collect())),
-    ];
-    d.set_item("transfers", columns(py, &transfer_cols)?)?;
-    let sources = PyList::empty(py);
-    for src in &out.sources {
-        let sd = PyDict::new(py);
-        sd.set_item("name", &src.name)?;
-        sd.set_item("kind", src.kind)?;
-        sd.set_item("offered_bytes", src.offered_bytes)?;
-        sd.set_item("delivered_bytes", src.delivered_bytes)?;
-        sd.set_item("started", src.started)?;
-        sd.set_item("completed", src.completed)?;
-        sd.set_item("active_from_ns", src.active_from_ns)?;
-        sd.set_item("active_to_ns", src.active_to_ns)?;
-        sources.append(sd)?;
-    }
-    d.set_item("sources", sources)?;
-    let s = PyDict::new(py);
-    s.set_item("peak_flow_slots", out.peak_flow_slots)?;
-    s.set_item("events", out.events)?;
-    s.set_item("bottleneck_data_packets", out.bottleneck_data_packets)?;
-    s.set_item("engine_seconds", out.engine_seconds)?;
-    d.set_item("stats", s)?;
-    Ok(d.unbind())
 }
