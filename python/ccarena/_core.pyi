@@ -39,6 +39,9 @@ class Stepper:
 
 # Congestion control written in Python (crates/py/src/pycc.rs); use ``ccarena.register_cc``.
 
+PYCC_HOOKS: list[str]
+"""The hooks of a Python-written algorithm the engine calls, in order."""
+
 class CcHookError(RuntimeError):
     """A Python algorithm's hook raised: ``args`` = (one line naming the algorithm, the hook and the
     simulated time, the traceback)."""

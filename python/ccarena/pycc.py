@@ -104,19 +104,8 @@ CA_OPEN, CA_DISORDER, CA_CWR, CA_RECOVERY, CA_LOSS = range(5)
 INFINITE_SSTHRESH = 0x7FFF_FFFF
 """Linux ``TCP_INFINITE_SSTHRESH``: ssthresh before the first loss."""
 
-HOOKS = (
-    "init",
-    "ssthresh",
-    "cong_avoid",
-    "cong_control",
-    "pkts_acked",
-    "set_state",
-    "cwnd_event",
-    "undo_cwnd",
-    "skb_marked_lost",
-    "on_send",
-    "metrics",
-)
+HOOKS: tuple[str, ...] = tuple(_core.PYCC_HOOKS)
+"""The hooks a class may define, as the engine's adapter calls them (crates/py/src/pycc.rs)."""
 
 
 @dataclass(frozen=True)

@@ -672,5 +672,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRate>()?;
     m.add_class::<PyHeader>()?;
     m.add("CcHookError", m.py().get_type::<CcHookError>())?;
+    // The hooks the adapter calls, in its order (ccarena.pycc.HOOKS reads them here).
+    m.add("PYCC_HOOKS", HOOKS.to_vec())?;
     Ok(())
 }
