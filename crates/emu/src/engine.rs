@@ -36,7 +36,7 @@
 use crate::wire::{self, Meta};
 use sim::event::{Event, EventQueue, Time, PS_PER_NS, PS_PER_US};
 use sim::hist::Histogram;
-use sim::net::{DelayLine, Dir, Hop, Port, Qdisc, QueueLimit};
+use sim::net::{DelayLine, Hop, Port, Qdisc, QueueLimit};
 use sim::packet::PacketId;
 use sim::qdisc::{PacketView, QdiscConfig};
 use sim::rng::Rng;
@@ -331,8 +331,8 @@ impl Engine {
             Qdisc::new(&l.qdisc, l.limit, l.rate_bps, Rng::new(cfg.seed, stream), cfg.seed ^ stream)
         };
         let ports = [
-            Port::with_qdisc(Dir::Forward, cfg.fwd.rate_bps, qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC), cfg.loss),
-            Port::with_qdisc(Dir::Reverse, cfg.rev.rate_bps, qdisc(&cfg.rev, STREAM_REVERSE_QDISC), 0.0),
+            Port::with_qdisc(cfg.fwd.rate_bps, qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC), cfg.loss),
+            Port::with_qdisc(cfg.rev.rate_bps, qdisc(&cfg.rev, STREAM_REVERSE_QDISC), 0.0),
         ];
         Engine {
             q: EventQueue::new(),

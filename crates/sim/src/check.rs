@@ -112,13 +112,51 @@ fn start_stop(start: u64, stop: Option<u64>, field: &str) -> R {
     Ok(())
 }
 
+/// Longest route: a packet counts the links it crossed in a byte.
+pub const MAX_ROUTE_LINKS: usize = 64;
+
 impl Config {
+    /// The network's links as any link, and its routes: one per flow, each of
+    /// 1 to [`MAX_ROUTE_LINKS`] existing links, measured on a link of its data route.
+    fn network(&self) -> R {
+        let net = &self.network;
+        let n_links = 2 + net.links.len();
+        for (k, l) in net.links.iter().enumerate() {
+            link(l, &format!("links[{}]", k + 2))?;
+        }
+        if !net.routes.is_empty() && net.routes.len() != self.flows.len() {
+            return Err(format!(
+                "network.routes: {} routes for {} flows (one per flow)",
+                net.routes.len(),
+                self.flows.len()
+            ));
+        }
+        for (i, r) in net.routes.iter().enumerate() {
+            for (what, links) in [("path", &r.data), ("ack_path", &r.ack)] {
+                if links.is_empty() || links.len() > MAX_ROUTE_LINKS {
+                    return Err(format!(
+                        "flows[{i}].{what}: expected 1 to {MAX_ROUTE_LINKS} links, got {}",
+                        links.len()
+                    ));
+                }
+                if let Some(&l) = links.iter().find(|&&l| l as usize >= n_links) {
+                    return Err(format!("flows[{i}].{what}: no link {l} (there are {n_links})"));
+                }
+            }
+            if !r.data.contains(&r.measure) {
+                return Err(format!("flows[{i}].measure: link {} is not on its path", r.measure));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that every value is one the engine represents.
     pub fn check(&self) -> Result<(), String> {
         time(self.duration_ns, "duration", true)?;
         time(self.interval_ns, "interval", true)?;
         link(&self.bottleneck, "bottleneck")?;
         link(&self.reverse, "reverse")?;
+        self.network()?;
         for (i, f) in self.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
             segment(f.mss, f.header_bytes, &p)?;

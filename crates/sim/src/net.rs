@@ -18,17 +18,9 @@ pub enum Hop {
 
 pub use crate::qdisc::{Qdisc, QueueLimit};
 
-/// Direction of a port in the dumbbell: data (forward) or ACK (reverse).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    Forward,
-    Reverse,
-}
-
 /// A queue and a serialiser. The packet being serialised has left the queue.
 #[derive(Debug)]
 pub struct Port {
-    pub dir: Dir,
     pub rate_bps: u64,
     pub qdisc: Qdisc,
     /// Packet being serialised, if any.
@@ -46,13 +38,12 @@ pub struct Port {
 
 impl Port {
     /// A port with a tail-drop queue.
-    pub fn new(dir: Dir, rate_bps: u64, limit: QueueLimit, loss: f64) -> Port {
-        Port::with_qdisc(dir, rate_bps, Qdisc::droptail(limit), loss)
+    pub fn new(rate_bps: u64, limit: QueueLimit, loss: f64) -> Port {
+        Port::with_qdisc(rate_bps, Qdisc::droptail(limit), loss)
     }
 
-    pub fn with_qdisc(dir: Dir, rate_bps: u64, qdisc: Qdisc, loss: f64) -> Port {
+    pub fn with_qdisc(rate_bps: u64, qdisc: Qdisc, loss: f64) -> Port {
         Port {
-            dir,
             rate_bps,
             qdisc,
             busy: None,
@@ -154,9 +145,9 @@ mod tests {
 
     #[test]
     fn serialisation_time_is_exact() {
-        let p = Port::new(Dir::Forward, 100_000_000, QueueLimit::Packets(10), 0.0);
+        let p = Port::new(100_000_000, QueueLimit::Packets(10), 0.0);
         assert_eq!(p.tx_time(1500), 120_000_000); // 1500 B at 100 Mbit/s = 120 µs
-        let p = Port::new(Dir::Forward, 1_000_000_000, QueueLimit::Packets(10), 0.0);
+        let p = Port::new(1_000_000_000, QueueLimit::Packets(10), 0.0);
         assert_eq!(p.tx_time(1500), 12_000_000);
     }
 

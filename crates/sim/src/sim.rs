@@ -9,7 +9,7 @@
 
 use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIMER_KINDS};
 use crate::hist::Histogram;
-use crate::net::{DelayLine, Dir, Hop, Port, Qdisc};
+use crate::net::{DelayLine, Hop, Port, Qdisc};
 use crate::packet::{Kind, Packet, PacketArena, PacketId};
 use crate::packet_log::{
     DropReason, Owner, PacketEvent, PacketLog, PacketRow, ECN_CE, ECN_ECT0, ECN_NOT_ECT, FLAG_ACK, FLAG_CWR, FLAG_ECE,
@@ -20,9 +20,7 @@ use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
 use crate::trace::{Columns, FlowRow, FlowTrace, LinkTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
-use crate::{
-    Config, Conservation, FlowStats, LinkConfig, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord,
-};
+use crate::{Config, Conservation, FlowStats, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord};
 use cc::{CongestionControl, MAX_METRICS};
 
 /// Random stream numbers, one per random process.
@@ -99,7 +97,6 @@ pub struct Simulator {
     interval: Time,
     trace_on: bool,
     seed: u64,
-    bottleneck_delay: Time,
     q: EventQueue,
     arena: PacketArena,
     /// Links: 0 the bottleneck, 1 the reverse link, then the network's.
@@ -189,7 +186,6 @@ impl Simulator {
         let r = &cfg.reverse;
         let rows = if cfg.trace { (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len() } else { 0 };
         let net = &cfg.network;
-        check_network(cfg)?;
         let n_links = 2 + net.links.len();
         let mut sim = Simulator {
             now: 0,
@@ -198,18 +194,15 @@ impl Simulator {
             interval: ns(cfg.interval_ns),
             trace_on: cfg.trace,
             seed: cfg.seed,
-            bottleneck_delay: d,
             q: EventQueue::new(),
             arena: PacketArena::new(),
             ports: vec![
                 Port::with_qdisc(
-                    Dir::Forward,
                     b.rate_bps,
                     Qdisc::new(&b.qdisc, b.limit, b.rate_bps, Rng::new(cfg.seed, STREAM_BOTTLENECK_QDISC), cfg.seed),
                     b.loss,
                 ),
                 Port::with_qdisc(
-                    Dir::Reverse,
                     r.rate_bps,
                     Qdisc::new(
                         &r.qdisc,
@@ -265,7 +258,7 @@ impl Simulator {
             let stream = STREAM_LINK_BASE + 2 * k as u64;
             let qdisc =
                 Qdisc::new(&link.qdisc, link.limit, link.rate_bps, Rng::new(cfg.seed, stream + 1), cfg.seed ^ i);
-            sim.ports.push(Port::with_qdisc(Dir::Forward, link.rate_bps, qdisc, link.loss));
+            sim.ports.push(Port::with_qdisc(link.rate_bps, qdisc, link.loss));
             sim.losses.push(Loss::new(link.loss_process(), Rng::new(cfg.seed, stream)));
             sim.link_delay.push(ns(link.delay_ns));
         }
@@ -493,7 +486,7 @@ impl Simulator {
         let now = self.now;
         let st = &mut self.tcp_sources[src as usize];
         let size = st.cfg.sizes.sample(&mut st.rng);
-        let rtt = ns(st.cfg.rtt.sample(&mut st.rng)).max(2 * self.bottleneck_delay);
+        let rtt = ns(st.cfg.rtt.sample(&mut st.rng)).max(2 * self.link_delay[FWD]);
         let reverse = match st.cfg.direction {
             Direction::Forward => false,
             Direction::Reverse => true,
@@ -1596,51 +1589,4 @@ fn default_link_name(i: usize) -> String {
         REV => "reverse".to_string(),
         _ => format!("link{i}"),
     }
-}
-
-/// Refuses routes the engine cannot run, naming the flow: a link that does
-/// not exist, an empty or over-long route, a measured link off the data route.
-fn check_network(cfg: &Config) -> Result<(), String> {
-    let net = &cfg.network;
-    let n_links = 2 + net.links.len();
-    for (k, link) in net.links.iter().enumerate() {
-        check_link(link, &format!("links[{}]", k + 2))?;
-    }
-    if !net.routes.is_empty() && net.routes.len() != cfg.flows.len() {
-        return Err(format!(
-            "network.routes: {} routes for {} flows (one per flow)",
-            net.routes.len(),
-            cfg.flows.len()
-        ));
-    }
-    for (i, r) in net.routes.iter().enumerate() {
-        for (what, links) in [("path", &r.data), ("ack_path", &r.ack)] {
-            if links.is_empty() || links.len() > MAX_ROUTE_LINKS {
-                return Err(format!("flows[{i}].{what}: expected 1 to {MAX_ROUTE_LINKS} links, got {}", links.len()));
-            }
-            if let Some(&l) = links.iter().find(|&&l| l as usize >= n_links) {
-                return Err(format!("flows[{i}].{what}: no link {l} (there are {n_links})"));
-            }
-        }
-        if !r.data.contains(&r.measure) {
-            return Err(format!("flows[{i}].measure: link {} is not on its path", r.measure));
-        }
-    }
-    Ok(())
-}
-
-/// Longest route: a packet counts the links it crossed in a byte.
-pub const MAX_ROUTE_LINKS: usize = 64;
-
-fn check_link(link: &LinkConfig, field: &str) -> Result<(), String> {
-    if link.rate_bps == 0 || link.rate_bps > crate::check::MAX_RATE_BPS {
-        return Err(format!("{field}.rate_bps: {} is outside 1..{}", link.rate_bps, crate::check::MAX_RATE_BPS));
-    }
-    if link.delay_ns > crate::check::MAX_TIME_NS {
-        return Err(format!("{field}.delay_ns: {} is outside 0..{}", link.delay_ns, crate::check::MAX_TIME_NS));
-    }
-    if !(0.0..=1.0).contains(&link.loss) {
-        return Err(format!("{field}.loss: {} is not a probability in [0, 1]", link.loss));
-    }
-    Ok(())
 }
