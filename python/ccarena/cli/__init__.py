@@ -57,8 +57,9 @@ class _Version(argparse.Action):
 
 _DESCRIPTION = """\
 ccarena runs TCP congestion-control algorithms against each other over a
-bottleneck link and measures them there: per-flow rate at the bottleneck,
-goodput, windows, RTTs, queueing delay, utilisation and fairness.
+bottleneck link (or a parking lot, or any network of links) and measures
+them there: per-flow rate at the bottleneck, goodput, windows, RTTs,
+queueing delay, utilisation and fairness.
 
 An experiment is a TOML file; `ccarena run FILE` simulates it and saves the
 resolved file, the metrics and the traces in a folder. The same file and seed

@@ -43,7 +43,8 @@ def register(sub: Any) -> None:
     """Adds ``plot`` to the subcommands."""
     p = sub.add_parser(
         "plot",
-        help="a campaign's metric against a swept column, a line per algorithm, 95%% intervals over repeats",
+        help="a campaign's metric against a swept column, a line per algorithm, 95%% intervals over repeats; "
+        "or a run's figure",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -147,17 +147,13 @@ def _timeseries(c: Campaign) -> str:
     return figure(fig, f"rate at the bottleneck per flow across repeats{note}")
 
 
-def _provenance(c: Campaign) -> str:
-    return provenance(c.path)
-
-
 def campaign_sections(folder: Path) -> tuple[str, list[tuple[str, str]]]:
     """(title, sections) of a campaign folder's report."""
     c = Campaign(folder)
     window = "over the measurement window (measure.window; by default the second half of the run)"
     return f"{c.header.get('name')} (campaign)", [
         ("Grid", grid_table(c) + f"<pre>{esc(c.header.get('source', ''))}</pre>"),
-        ("Provenance", _provenance(c)),
+        ("Provenance", provenance(c.path)),
         ("Metrics per point", f"<p>Utilisation and Jain's index {esc(window)}; n runs per point.</p>"
          + metric_table(c, "run", HEADLINE)),
         ("Flow groups per point", f"<p>Each group's share of what all flows got and its per-flow rate over the other "

@@ -255,9 +255,10 @@ impl XcpRouter {
                 // positive pool (ns-2 xcp/xcpq.cc, USC/ISI revision,
                 // do_before_packet_departure, lines "L 26-27";
                 // draft-falk-xcp-spec-01 §4.2.3, line 26, explained by
-                // Y. Pryadkin on the ISI xcp list, 29 Nov 2005). Appendix A
-                // has an else branch for this case (shared/reference/xcp.md
-                // §6); Katabi's original xcpq.cc (2002, fill_in_feedback)
+                // Y. Pryadkin on the ISI xcp list, 29 Nov 2005). The
+                // departure code of the XCP paper's Appendix A (Katabi,
+                // Handley, Rohrs, SIGCOMM 2002) has an else branch for this
+                // case; Katabi's original xcpq.cc (2002, fill_in_feedback)
                 // splits it more crudely (positive pool
                 // charged H when H > 0, negative pool the excess), which a
                 // later ISI version marks "L 27-33 corrected". Only the
