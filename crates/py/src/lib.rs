@@ -233,7 +233,12 @@ fn link_from(d: &Bound<'_, PyDict>, field: &str) -> PyResult<LinkConfig> {
             })?
         }
     };
+    let model = match get_opt::<Bound<'_, PyDict>>(d, "model")? {
+        None => Default::default(),
+        Some(m) => link_model_from(&m)?,
+    };
     Ok(LinkConfig {
+        model,
         qdisc,
         rate_bps: get(d, "rate_bps")?,
         delay_ns: get_opt(d, "delay_ns")?.unwrap_or(0),
@@ -241,6 +246,62 @@ fn link_from(d: &Bound<'_, PyDict>, field: &str) -> PyResult<LinkConfig> {
         loss: get_opt(d, "loss")?.unwrap_or(0.0),
         loss_model,
     })
+}
+
+/// A link's models, as `spec` writes them for the engine (times in ns, rates in bit/s).
+fn link_model_from(m: &Bound<'_, PyDict>) -> PyResult<sim::linkmodel::LinkModel> {
+    use sim::linkmodel::{BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, TraceConfig, TraceMode};
+    let bucket = |key: &str| -> PyResult<Option<BucketConfig>> {
+        Ok(match get_opt::<Bound<'_, PyDict>>(m, key)? {
+            None => None,
+            Some(b) => Some(BucketConfig { rate_bps: get(&b, "rate_bps")?, burst_bytes: get(&b, "burst_bytes")? }),
+        })
+    };
+    let capacity = if let Some(s) = get_opt::<Vec<(u64, u64)>>(m, "schedule")? {
+        Some(CapacityConfig::Schedule(s))
+    } else if let Some(t) = get_opt::<Bound<'_, PyDict>>(m, "trace")? {
+        let mode = match get::<String>(&t, "mode")?.as_str() {
+            "mahimahi" => TraceMode::Mahimahi,
+            "ideal" => TraceMode::Ideal,
+            other => return Err(PyValueError::new_err(format!("unknown trace mode {other}"))),
+        };
+        Some(CapacityConfig::Trace(TraceConfig {
+            opportunities_ms: get(&t, "opportunities_ms")?,
+            once: get_opt(&t, "once")?.unwrap_or(false),
+            mode,
+        }))
+    } else {
+        None
+    };
+    let batch = match get_opt::<Bound<'_, PyDict>>(m, "batch")? {
+        None => None,
+        Some(b) => Some(match get::<String>(&b, "kind")?.as_str() {
+            "periodic" => BatchConfig::Periodic {
+                every_ns: get(&b, "every_ns")?,
+                phase_ns: get_opt(&b, "phase_ns")?.unwrap_or(0),
+            },
+            "count" => BatchConfig::Count { n: get(&b, "n")?, timeout_ns: get(&b, "timeout_ns")? },
+            other => return Err(PyValueError::new_err(format!("unknown batch kind {other}"))),
+        }),
+    };
+    let jitter = match get_opt::<Bound<'_, PyDict>>(m, "jitter")? {
+        None => None,
+        Some(j) => {
+            let dist = match get_opt::<String>(&j, "dist")?.as_deref() {
+                None => None,
+                Some("uniform") => Some(JitterDist::Uniform { max_ns: get(&j, "max_ns")? }),
+                Some("exponential") => Some(JitterDist::Exponential { mean_ns: get(&j, "mean_ns")? }),
+                Some("normal") => Some(JitterDist::Normal { mean_ns: get(&j, "mean_ns")?, sd_ns: get(&j, "sd_ns")? }),
+                Some(other) => return Err(PyValueError::new_err(format!("unknown jitter distribution {other}"))),
+            };
+            Some(JitterConfig {
+                dist,
+                reorder: get_opt(&j, "reorder")?.unwrap_or(false),
+                delay_steps: get_opt(&j, "delay_steps")?.unwrap_or_default(),
+            })
+        }
+    };
+    Ok(sim::linkmodel::LinkModel { capacity, policer: bucket("policer")?, shaper: bucket("shaper")?, batch, jitter })
 }
 
 fn direction_from(d: &Bound<'_, PyDict>) -> PyResult<Direction> {
@@ -358,6 +419,18 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
             app,
             reverse: get_opt(&f, "reverse")?.unwrap_or(false),
             ecn: get_opt(&f, "ecn")?.unwrap_or(false),
+            tso: match get_opt::<Bound<'_, PyDict>>(&f, "tso")? {
+                None => None,
+                Some(t) => Some(sim::tcp::sender::Tso {
+                    max_segs: get(&t, "max_segs")?,
+                    win_divisor: get(&t, "win_divisor")?,
+                    max_defer: get::<u64>(&t, "max_defer_ns")? * 1_000,
+                }),
+            },
+            access: match get_opt::<Bound<'_, PyDict>>(&f, "access")? {
+                None => None,
+                Some(a) => Some(sim::AccessLink { rate_bps: get(&a, "rate_bps")?, queue_pkts: get(&a, "queue_pkts")? }),
+            },
         });
     }
     let mut tcp_sources = Vec::new();
@@ -607,6 +680,12 @@ pub(crate) fn output_dict(
         ld.set_item("delay_mean_us", us(l.delay.mean()))?;
         ld.set_item("delay_p50_us", us(l.delay.quantile(0.5)))?;
         ld.set_item("delay_p99_us", us(l.delay.quantile(0.99)))?;
+        if l.modelled {
+            ld.set_item("capacity_bits", l.capacity_bits)?;
+            for (k, v) in &l.model_counters {
+                ld.set_item(*k, *v)?;
+            }
+        }
         links.append(ld)?;
     }
     d.set_item("links", links)?;

@@ -25,6 +25,8 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
         app: App::Bulk,
         reverse: false,
         ecn: false,
+        tso: None,
+        access: None,
     };
     Config {
         seed: 1,
@@ -39,6 +41,7 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
             loss: 0.0,
             loss_model: None,
             qdisc: Default::default(),
+            model: Default::default(),
         },
         reverse: LinkConfig {
             rate_bps,
@@ -47,6 +50,7 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
             loss: 0.0,
             loss_model: None,
             qdisc: Default::default(),
+            model: Default::default(),
         },
         flows: vec![f; flows],
         tcp_sources: vec![],

@@ -95,7 +95,8 @@ fn link(l: &LinkConfig, field: &str) -> R {
     if let Some(m) = &l.loss_model {
         loss(m, &format!("{field}.loss"))?;
     }
-    qdisc(&l.qdisc, &format!("{field}.qdisc"))
+    qdisc(&l.qdisc, &format!("{field}.qdisc"))?;
+    l.model.check().map_err(|e| format!("{field}.{e}"))
 }
 
 /// MSS and header: a packet is at most 65535 bytes and carries at least one.

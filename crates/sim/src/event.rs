@@ -54,6 +54,8 @@ pub enum Event {
     UdpSend(u32),
     /// The packet log's window opens (true) or closes (false).
     PacketLog(bool),
+    /// A link releases the batch it holds (link, batch generation).
+    LinkRelease(u32, u32),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -31,6 +31,7 @@
 pub mod check;
 pub mod event;
 pub mod hist;
+pub mod linkmodel;
 pub mod net;
 pub mod packet;
 pub mod packet_log;
@@ -65,6 +66,9 @@ pub struct LinkConfig {
     pub loss_model: Option<LossModel>,
     /// Queue discipline; `limit` is its capacity.
     pub qdisc: QdiscConfig,
+    /// Capacity over time, policer, shaper, batching and jitter; the
+    /// default is an ideal link.
+    pub model: linkmodel::LinkModel,
 }
 
 impl LinkConfig {
@@ -102,6 +106,20 @@ pub struct FlowConfig {
     /// and the sender answers an echo with a window reduction. Algorithms
     /// that need ECN (DCTCP) use it whatever this says.
     pub ecn: bool,
+    /// Send as Linux 2.6 with TCP segmentation offload does (an unpaced
+    /// sender only); `None`: segment by segment.
+    pub tso: Option<tcp::sender::Tso>,
+    /// The sender's own link in front of its route (a NIC and its queue);
+    /// `None`: the sender feeds its route's first link directly.
+    pub access: Option<AccessLink>,
+}
+
+/// A sender's access link: its NIC's rate and the queue in front of it
+/// (Linux's `txqueuelen`, 1000 packets on Ethernet), no propagation delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessLink {
+    pub rate_bps: u64,
+    pub queue_pkts: u64,
 }
 
 /// The route of one flow: link indices (0 the bottleneck, 1 the reverse
@@ -279,6 +297,14 @@ pub struct LinkStats {
     pub max_backlog_pkts: u64,
     /// Queueing delay (enqueue to start of transmission), ns.
     pub delay: hist::Histogram,
+    /// Whether the link has models (capacity over time, policer, shaper,
+    /// batching, jitter); only then are the next fields reported.
+    pub modelled: bool,
+    /// Capacity over the run, bits (the integral of its rate over time).
+    pub capacity_bits: f64,
+    /// Counters of its models: packets policed, batches released and the
+    /// packets in them, and on its propagation packets delivered and reordered.
+    pub model_counters: Vec<(&'static str, u64)>,
 }
 
 /// Packet accounting at the end of a run:

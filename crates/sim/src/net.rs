@@ -4,8 +4,16 @@
 //! packet's arrival (a constant-delay line is FIFO, htsim's `Pipe`).
 
 use crate::event::{Time, PS_PER_S};
+use crate::linkmodel::{LineModel, PortModel};
 use crate::packet::PacketId;
 use std::collections::VecDeque;
+
+/// Serialisation time of `wire_len` bytes at `rate_bps`, picoseconds (rounded up).
+#[inline]
+pub fn tx_time(wire_len: u32, rate_bps: u64) -> Time {
+    let bits = wire_len as u128 * 8 * PS_PER_S as u128;
+    bits.div_ceil(rate_bps as u128) as Time
+}
 
 /// Where a packet goes after a component is done with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +42,9 @@ pub struct Port {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub max_backlog_pkts: u64,
+    /// The link's models (capacity over time, policer, shaper, batching);
+    /// `None` for an ideal link.
+    pub model: Option<Box<PortModel>>,
 }
 
 impl Port {
@@ -54,19 +65,29 @@ impl Port {
             tx_packets: 0,
             tx_bytes: 0,
             max_backlog_pkts: 0,
+            model: None,
         }
     }
 
     /// Serialisation time of `wire_len` bytes, picoseconds (rounded up).
     #[inline]
     pub fn tx_time(&self, wire_len: u32) -> Time {
-        let bits = wire_len as u128 * 8 * PS_PER_S as u128;
-        bits.div_ceil(self.rate_bps as u128) as Time
+        tx_time(wire_len, self.rate_bps)
     }
 
-    /// Packets held by the port: queued plus the one on the wire.
+    /// When the last bit of a packet of `wire_len` bytes that arrived at
+    /// `arrived` leaves, its serialisation starting at `now`.
+    #[inline]
+    pub fn service_end(&mut self, now: Time, arrived: Time, wire_len: u32) -> Time {
+        match &mut self.model {
+            None => now + tx_time(wire_len, self.rate_bps),
+            Some(m) => m.service_end(now, arrived, wire_len, self.rate_bps),
+        }
+    }
+
+    /// Packets held by the port: queued, the one on the wire, and any held for a batch.
     pub fn held(&self) -> u64 {
-        self.qdisc.len() as u64 + self.busy.is_some() as u64
+        self.qdisc.len() as u64 + self.busy.is_some() as u64 + self.model.as_ref().map_or(0, |m| m.held())
     }
 }
 
@@ -76,29 +97,77 @@ pub struct DelayLine {
     pub delay: Time,
     pub next: Hop,
     q: VecDeque<(Time, PacketId)>,
+    /// Jitter and delay steps of the link before it; `None`: constant delay.
+    pub model: Option<Box<LineModel>>,
 }
 
 impl DelayLine {
     pub fn new(delay: Time, next: Hop) -> DelayLine {
-        DelayLine { delay, next, q: VecDeque::with_capacity(256) }
+        DelayLine { delay, next, q: VecDeque::with_capacity(256), model: None }
     }
 
-    /// Adds a packet at `now`; returns its arrival time if the line was empty
-    /// (the caller then schedules the line's single pending event).
+    /// Adds a packet at `now`; returns its arrival time if the line needs
+    /// an event for it (it is the line's new head; the caller schedules it).
     #[inline]
     pub fn push(&mut self, now: Time, id: PacketId) -> Option<Time> {
-        let at = now + self.delay;
+        let at = match &mut self.model {
+            None => now + self.delay,
+            Some(m) => {
+                let at = m.due(now, self.delay, self.q.back().map(|e| e.0));
+                if m.reorders() {
+                    return m.insert(at, id);
+                }
+                at
+            }
+        };
         let was_empty = self.q.is_empty();
         self.q.push_back((at, id));
         was_empty.then_some(at)
     }
 
+    /// At the line's event at `now`: false when the event is stale (a
+    /// reordering line's head moved earlier and got an event of its own).
+    #[inline]
+    pub fn fire(&mut self, now: Time) -> bool {
+        match &mut self.model {
+            Some(m) if m.reorders() => {
+                if m.pending != now {
+                    return false;
+                }
+                m.pending = Time::MAX;
+                true
+            }
+            _ => true,
+        }
+    }
+
+    /// After the due packets were taken: the time of the line's next event, if any.
+    #[inline]
+    pub fn rearm(&mut self) -> Option<Time> {
+        match &mut self.model {
+            Some(m) if m.reorders() => {
+                let at = m.head_time()?;
+                m.pending = at;
+                Some(at)
+            }
+            _ => self.head_time(),
+        }
+    }
+
     /// Takes the head packet if it has arrived by `now`.
     #[inline]
     pub fn pop_due(&mut self, now: Time) -> Option<PacketId> {
+        if let Some(m) = &mut self.model {
+            if m.reorders() {
+                return m.pop_due(now);
+            }
+        }
         match self.q.front() {
             Some(&(at, id)) if at <= now => {
                 self.q.pop_front();
+                if let Some(m) = &mut self.model {
+                    m.delivered += 1;
+                }
                 Some(id)
             }
             _ => None,
@@ -131,11 +200,11 @@ impl DelayLine {
     }
 
     pub fn len(&self) -> usize {
-        self.q.len()
+        self.q.len() + self.model.as_ref().map_or(0, |m| m.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
+        self.len() == 0
     }
 }
 

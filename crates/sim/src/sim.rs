@@ -9,7 +9,8 @@
 
 use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIMER_KINDS};
 use crate::hist::Histogram;
-use crate::net::{DelayLine, Hop, Port, Qdisc};
+use crate::linkmodel::{Arrival, JitterConfig, LineModel, PortModel};
+use crate::net::{DelayLine, Hop, Port, Qdisc, QueueLimit};
 use crate::packet::{Kind, Packet, PacketArena, PacketId};
 use crate::packet_log::{
     DropReason, Owner, PacketEvent, PacketLog, PacketRow, ECN_CE, ECN_ECT0, ECN_NOT_ECT, FLAG_ACK, FLAG_CWR, FLAG_ECE,
@@ -40,6 +41,8 @@ const FWD: usize = 0;
 const REV: usize = 1;
 /// Random streams of links 2, 3, …: loss and discipline, two per link from here.
 const STREAM_LINK_BASE: u64 = 3_000;
+/// Jitter of delay line i: stream STREAM_JITTER_BASE + i.
+const STREAM_JITTER_BASE: u64 = 1 << 34;
 
 struct Flow {
     sender: Sender,
@@ -104,6 +107,10 @@ pub struct Simulator {
     losses: Vec<Loss>,
     /// Propagation delay of each link (the dumbbell's reverse link: the bottleneck's).
     link_delay: Vec<Time>,
+    /// Jitter and delay steps of each link's propagation, if any.
+    link_jitter: Vec<Option<JitterConfig>>,
+    /// Packets a link's batch released (reused).
+    released: Vec<PacketId>,
     link_names: Vec<String>,
     /// A network other than the dumbbell: per-link trace rows are kept.
     network: bool,
@@ -219,6 +226,8 @@ impl Simulator {
                 Loss::new(r.loss_process(), Rng::new(cfg.seed, STREAM_REVERSE_LOSS)),
             ],
             link_delay: vec![d, if net.is_dumbbell() { d } else { ns(r.delay_ns) }],
+            link_jitter: vec![b.model.jitter.clone(), r.model.jitter.clone()],
+            released: Vec::new(),
             link_names: (0..n_links)
                 .map(|i| net.names.get(i).cloned().unwrap_or_else(|| default_link_name(i)))
                 .collect(),
@@ -261,6 +270,33 @@ impl Simulator {
             sim.ports.push(Port::with_qdisc(link.rate_bps, qdisc, link.loss));
             sim.losses.push(Loss::new(link.loss_process(), Rng::new(cfg.seed, stream)));
             sim.link_delay.push(ns(link.delay_ns));
+            sim.link_jitter.push(link.model.jitter.clone());
+        }
+        // Senders' access links come after the network's, one per flow that has one,
+        // in front of its data route.
+        if cfg.flows.iter().any(|f| f.access.is_some()) {
+            sim.routes = (0..cfg.flows.len()).map(|i| sim.route_of(i, cfg.flows[i].reverse)).collect();
+            sim.network = true;
+            for (i, f) in cfg.flows.iter().enumerate() {
+                let Some(a) = f.access else { continue };
+                let link = sim.ports.len();
+                let limit = QueueLimit::Packets(a.queue_pkts);
+                let qdisc = Qdisc::new(&Default::default(), limit, a.rate_bps, Rng::new(cfg.seed, 0), cfg.seed);
+                sim.ports.push(Port::with_qdisc(a.rate_bps, qdisc, 0.0));
+                sim.losses.push(Loss::new(crate::traffic::LossModel::None, Rng::new(cfg.seed, 0)));
+                sim.link_delay.push(0);
+                sim.link_jitter.push(None);
+                sim.delays.push(Histogram::new());
+                sim.link_seen.push([0; 3]);
+                sim.link_names.push(format!("access{i}"));
+                sim.routes[i].data.insert(0, link as u32);
+            }
+        }
+        let models = [&cfg.bottleneck.model, &cfg.reverse.model].into_iter().chain(net.links.iter().map(|l| &l.model));
+        for (port, m) in sim.ports.iter_mut().zip(models) {
+            if m.needs_port_model() {
+                port.model = Some(Box::new(PortModel::new(m)));
+            }
         }
         for (i, f) in cfg.flows.iter().enumerate() {
             let cc = cc::build(&f.cc, &f.params).map_err(|e| match e.param {
@@ -288,6 +324,7 @@ impl Simulator {
                 recovery,
                 app: f.app,
                 ecn: f.ecn,
+            tso: f.tso,
             };
             let slot = sim.alloc_slot(route.data.len(), route.ack.len());
             debug_assert_eq!(slot as usize, i);
@@ -392,6 +429,7 @@ impl Simulator {
             recovery: Recovery::Prr,
             app: App::Bulk,
             ecn: false,
+            tso: None,
         };
         self.flows.push(Flow {
             sender: Sender::new(id, dummy, cc::build("reno", &[]).expect("reno is registered")),
@@ -455,6 +493,18 @@ impl Simulator {
             debug_assert!(last.is_empty());
             last.delay = one_way - before;
             last.next = end;
+            // The line after each link carries that link's jitter.
+            for (k, &l) in links.iter().enumerate() {
+                let i = first + k + 1;
+                let line = &mut self.lines[i];
+                if line.model.as_ref().map(|m| m.link) == Some(l) {
+                    continue; // a reused slot's line goes on with its random stream
+                }
+                line.model = self.link_jitter[l as usize].as_ref().map(|j| {
+                    let rng = Rng::new(self.seed, STREAM_JITTER_BASE + i as u64);
+                    Box::new(LineModel::new(j, l, self.link_delay[l as usize], rng))
+                });
+            }
             first += links.len() + 1;
         }
         fl.data_route.clear();
@@ -503,6 +553,7 @@ impl Simulator {
             recovery: default_recovery(&c.cc),
             app: App::Fixed { bytes: size },
             ecn: c.ecn,
+            tso: None,
         };
         st.stats.offered_bytes += size;
         st.stats.started += 1;
@@ -951,6 +1002,7 @@ impl Simulator {
                 }
                 Event::SessionStart(s, k) => self.start_transfer(s, Some(k)),
                 Event::UdpSend(u) => self.udp_send::<LOG>(u as usize),
+                Event::LinkRelease(p, generation) => self.release::<LOG>(p as usize, generation),
                 Event::PacketLog(open) => {
                     // Bookkeeping, not part of the experiment: not counted.
                     self.events -= 1;
@@ -1033,11 +1085,14 @@ impl Simulator {
 
     fn line_deliver<const LOG: bool>(&mut self, l: u32) {
         let now = self.now;
+        if !self.lines[l as usize].fire(now) {
+            return;
+        }
         while let Some(id) = self.lines[l as usize].pop_due(now) {
             let next = self.lines[l as usize].next;
             self.forward::<LOG>(id, next);
         }
-        if let Some(at) = self.lines[l as usize].head_time() {
+        if let Some(at) = self.lines[l as usize].rearm() {
             self.q.push(at, Event::LineDeliver(l));
         }
     }
@@ -1137,10 +1192,51 @@ impl Simulator {
             self.drop_packet::<LOG>(p, id, true);
             return;
         }
+        if let Some(m) = &mut self.ports[p].model {
+            match m.arrive(now, id, wire) {
+                Arrival::Pass => {}
+                Arrival::Policed => {
+                    self.drop_packet::<LOG>(p, id, false);
+                    return;
+                }
+                Arrival::Held(release) => {
+                    if let Some(at) = release {
+                        let generation = m.batch_generation();
+                        self.q.push(at, Event::LinkRelease(p as u32, generation));
+                    }
+                    return;
+                }
+            }
+        }
+        self.admit::<LOG>(p, id, wire);
+    }
+
+    /// A link's batch leaves for its queue, in arrival order.
+    fn release<const LOG: bool>(&mut self, p: usize, generation: u32) {
+        let mut out = std::mem::take(&mut self.released);
+        if let Some(m) = &mut self.ports[p].model {
+            m.release(generation, &mut out);
+        }
+        for &id in &out {
+            let wire = {
+                let pkt = self.arena.get_mut(id);
+                pkt.enqueued_at = self.now;
+                pkt.wire_len
+            };
+            self.admit::<LOG>(p, id, wire);
+        }
+        out.clear();
+        self.released = out;
+    }
+
+    /// A packet that got past the link's loss, policer and batching enters its queue.
+    #[inline]
+    fn admit<const LOG: bool>(&mut self, p: usize, id: PacketId, wire: u32) {
+        let now = self.now;
         let port = &mut self.ports[p];
         if port.busy.is_none() && port.qdisc.is_droptail() && port.qdisc.is_empty() {
             port.busy = Some(id);
-            let at = now + port.tx_time(wire);
+            let at = port.service_end(now, now, wire);
             self.q.push(at, Event::PortTxDone(p as u32));
             self.delays[p].record(0);
             if LOG {
@@ -1192,7 +1288,7 @@ impl Simulator {
             let port = &mut self.ports[p];
             port.busy = Some(next);
             let pkt = self.arena.get(next);
-            let at = now + port.tx_time(pkt.wire_len);
+            let at = port.service_end(now, pkt.enqueued_at, pkt.wire_len);
             let waited = (now - pkt.enqueued_at) / PS_PER_NS;
             self.q.push(at, Event::PortTxDone(p as u32));
             self.delays[p].record(waited);
@@ -1515,12 +1611,21 @@ impl Simulator {
             .map(|s| s.stats)
             .chain(self.udp_sources.into_iter().map(|u| u.stats))
             .collect();
+        let end = self.end;
+        let lines = &self.lines;
+        let link_jitter = &self.link_jitter;
         let links = self
             .ports
             .iter()
             .zip(&self.delays)
             .zip(&self.link_names)
-            .map(|((p, delay), name)| LinkStats {
+            .enumerate()
+            .map(|(i, ((p, delay), name))| LinkStats {
+                modelled: p.model.is_some() || link_jitter[i].is_some(),
+                capacity_bits: p.model.as_ref().map_or(p.rate_bps as f64 * end as f64 / PS_PER_S as f64, |m| {
+                    m.capacity_bits(0, end, p.rate_bps)
+                }),
+                model_counters: model_counters(p, lines, i as u32),
                 name: name.clone(),
                 rate_bps: p.rate_bps,
                 qdisc: p.qdisc.name(),
@@ -1557,6 +1662,17 @@ impl Simulator {
     pub fn now(&self) -> Time {
         self.now
     }
+}
+
+/// A link's model counters: its port's, and its propagation's summed over the lines after it.
+fn model_counters(p: &Port, lines: &[DelayLine], link: u32) -> Vec<(&'static str, u64)> {
+    let mut c = p.model.as_ref().map(|m| m.counters()).unwrap_or_default();
+    let after: Vec<_> = lines.iter().filter_map(|l| l.model.as_deref()).filter(|m| m.link == link).collect();
+    if !after.is_empty() {
+        c.push(("jitter_delivered", after.iter().map(|m| m.delivered).sum()));
+        c.push(("reordered", after.iter().map(|m| m.reordered).sum()));
+    }
+    c
 }
 
 fn default_recovery(cc_name: &str) -> Recovery {

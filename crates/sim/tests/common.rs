@@ -22,6 +22,8 @@ pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
         app: App::Bulk,
         reverse: false,
         ecn: false,
+        tso: None,
+        access: None,
     }
 }
 
@@ -42,6 +44,7 @@ pub fn dumbbell(rate_mbps: u64, rtt_ms: u64, bdp: f64, secs: u64, flows: Vec<Flo
             loss: 0.0,
             loss_model: None,
             qdisc: Default::default(),
+            model: Default::default(),
         },
         reverse: LinkConfig {
             rate_bps: rate,
@@ -50,6 +53,7 @@ pub fn dumbbell(rate_mbps: u64, rtt_ms: u64, bdp: f64, secs: u64, flows: Vec<Flo
             loss: 0.0,
             loss_model: None,
             qdisc: Default::default(),
+            model: Default::default(),
         },
         flows,
         tcp_sources: vec![],

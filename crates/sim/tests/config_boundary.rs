@@ -113,6 +113,7 @@ fn link() -> impl Strategy<Value = LinkConfig> {
             loss,
             loss_model,
             qdisc,
+            model: Default::default(),
         },
     )
 }
@@ -159,6 +160,8 @@ fn flow() -> impl Strategy<Value = FlowConfig> {
                     },
                     reverse,
                     ecn: pacing ^ reverse,
+                    tso: None,
+                    access: None,
                 }
             },
         )

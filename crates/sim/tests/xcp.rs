@@ -186,6 +186,7 @@ fn xcp_lot(rates: [u64; 3], secs: u64) -> Config {
             loss: 0.0,
             loss_model: None,
             qdisc: if xcp { QdiscConfig::Xcp(XcpConfig::default()) } else { Default::default() },
+            model: Default::default(),
         }
     };
     let mut cfg =

@@ -92,6 +92,24 @@ pub struct SenderConfig {
     pub app: App,
     /// Negotiate ECN (RFC 3168). Algorithms that need ECN use it regardless.
     pub ecn: bool,
+    /// TCP segmentation offload's sending pattern, for an unpaced sender; `None`: segment by segment.
+    pub tso: Option<Tso>,
+}
+
+/// How a Linux sender with TSO (2.6 era, no pacing) puts data on the wire:
+/// in super-packets of up to `max_segs` segments handed to the NIC at once,
+/// and, when the window has opened by less than a super-packet and less than
+/// `1/win_divisor` of the window, waiting for more ACKs rather than sending
+/// a small one, for at most `max_defer` (`tcp_tso_should_defer`; its
+/// default divisor `tcp_tso_win_divisor` is 3, its wait two jiffies). A
+/// deferring sender counts as cwnd-limited, as Linux's `tcp_is_cwnd_limited`
+/// then says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tso {
+    /// Segments in a full super-packet (64 KB: 45 of 1448 bytes).
+    pub max_segs: u32,
+    pub win_divisor: u32,
+    pub max_defer: Time,
 }
 
 // Scoreboard flags.
@@ -183,6 +201,10 @@ pub struct Sender {
     rate_app_limited: bool,
     next_send: Time,
     last_send: Time,
+    /// TSO: when the sender began deferring (0: it is not), and segments
+    /// left in the super-packet being sent.
+    tso_deferred: Time,
+    tso_left: u32,
     start: Time,
     /// Segments the application offers in total (fixed size), if bounded.
     total_segs: Option<u64>,
@@ -291,6 +313,8 @@ impl Sender {
             rate_app_limited: false,
             next_send: 0,
             last_send: 0,
+            tso_deferred: 0,
+            tso_left: 0,
             start: 0,
             total_segs,
             total_bytes,
@@ -443,6 +467,7 @@ impl Sender {
         }
         self.set_now(now);
         let mut cwnd_limited = false;
+        self.tso_left = 0;
         loop {
             // NewReno retransmits the hole at once, whatever the window (RFC 6582 §3.2).
             let forced = self.cfg.recovery == Recovery::NewReno && self.tp.ca_state == CaState::Recovery;
@@ -467,6 +492,11 @@ impl Sender {
                     if (self.nxt + 1 - self.una) * self.cfg.mss as u64 > rwnd {
                         break;
                     }
+                    if self.tso_left == 0 && self.cfg.tso.is_some() && !self.tp.paced && self.tso_defer(now, rwnd) {
+                        cwnd_limited = true;
+                        break;
+                    }
+                    self.tso_left = self.tso_left.saturating_sub(1);
                     (self.nxt, false)
                 }
             };
@@ -477,6 +507,30 @@ impl Sender {
             self.transmit(now, k, is_rtx);
         }
         self.cwnd_validate(cwnd_limited);
+    }
+
+    /// TSO: whether to wait for more ACKs before the next super-packet
+    /// (`tcp_tso_should_defer` of Linux 2.6); if not, sizes the super-packet.
+    fn tso_defer(&mut self, now: Time, rwnd: u64) -> bool {
+        let tso = self.cfg.tso.expect("checked by the caller");
+        let mss = self.cfg.mss as u64;
+        let cwnd_room = self.tp.snd_cwnd.saturating_sub(self.window_used()) as u64;
+        let rwnd_room = (rwnd / mss).saturating_sub(self.nxt - self.una);
+        let room = cwnd_room.min(rwnd_room);
+        let app_room = self.app_avail(now).saturating_sub(self.nxt);
+        // A window's fraction, and the data the application has: send what there is.
+        let chunk = (rwnd / mss).min(self.tp.snd_cwnd as u64) / tso.win_divisor.max(1) as u64;
+        if room < tso.max_segs as u64 && room < chunk && app_room > room {
+            if self.tso_deferred == 0 {
+                self.tso_deferred = now.max(1);
+            }
+            if now - self.tso_deferred < tso.max_defer {
+                return true;
+            }
+        }
+        self.tso_deferred = 0;
+        self.tso_left = room.min(app_room).min(tso.max_segs as u64) as u32;
+        false
     }
 
     /// Linux `tcp_cwnd_validate`: remember whether the last window was cwnd-limited.
@@ -1247,6 +1301,7 @@ mod tests {
             recovery,
             app: App::Bulk,
             ecn: false,
+            tso: None,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = cwnd; // in congestion avoidance from the start
@@ -1639,6 +1694,7 @@ mod tests {
             recovery: Recovery::Prr,
             app: App::Rate { bps: 8_000_000 },
             ecn: false,
+            tso: None,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = 10;
