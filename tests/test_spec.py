@@ -442,7 +442,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         cc = "reno"
         colour = "red"
         """,
-        "flows[0].colour: unknown key (known: ack_path, app, cc, count, ecn, every, init_cwnd, mss, pacing, params, path, rate, recovery, reverse, rtt,",
+        "flows[0].colour: unknown key (known: ack_path, app, cc, count, ecn, every, host, init_cwnd, mss, pacing, params, path, rate, recovery, reverse,",
     ),
     (
         "param-out-of-range",

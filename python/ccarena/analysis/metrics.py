@@ -41,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..spec.network import bottleneck_table
+from .capacity import link_utilization
 from .tracesums import TraceSums
 
 if TYPE_CHECKING:
@@ -509,7 +510,8 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
     window, half = _windows(spec)
 
     queue = dict(raw["queue"])
-    util = utilization(float(queue["tx_bytes"]), rate, (duration_ns - first_start) / NS_PER_S)
+    bn_link = eng["bottleneck"]
+    util = link_utilization(float(queue["tx_bytes"]), bn_link, first_start, duration_ns)
 
     lifetimes = [(int(f["start_ns"]), int(f["end_ns"])) for f in raw["flows"]]
 
@@ -519,7 +521,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
     rates: dict[int, float] = {}
     if sums.has_queue_trace():
         for lo_hi, put in ((half, "half"), (window, "window")):
-            u = utilization(float(sums.tx_bytes(lo_hi)), rate, (lo_hi[1] - max(lo_hi[0], first_start)) / NS_PER_S)
+            u = link_utilization(float(sums.tx_bytes(lo_hi)), bn_link, max(lo_hi[0], first_start), lo_hi[1])
             if put == "half":
                 util_half = u
             else:
@@ -629,7 +631,7 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
             "reverse_delay_p99_ms": _ms(queue.get("reverse_delay_p99_us")),
             **queue_extra,
         },
-        **({"links": link_stats(raw, eng, duration_ns, window)} if "network" in eng else {}),
+        **({"links": link_stats(raw, eng, duration_ns, window)} if _has_network(eng) else {}),
         "sources": source_stats(raw.get("sources", ())),
         "transfers": transfers,
         "conservation": {k: int(v) for k, v in raw["conservation"].items()},
@@ -641,28 +643,38 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
     }
 
 
+def _has_network(eng: Mapping[str, Any]) -> bool:
+    """Whether the run has links beyond the dumbbell's two (a network, or senders' access links)."""
+    return "network" in eng or any("access" in f for f in eng["flows"])
+
+
 def link_stats(
     raw: Mapping[str, Any], eng: Mapping[str, Any], duration_ns: int, window: tuple[int, int]
 ) -> list[dict[str, Any]]:
     """Per link of a network (the engine's order: the measured link, its twin, then the rest): its
     utilisation over the run and over the measurement window (from the link trace), drops, marks and
     queueing delay."""
-    names = eng["network"]["names"]
     trace = decode_columns(raw["link_trace"]) if raw.get("link_trace") else {}
+    net = eng.get("network") or {}
+    engine_links = [eng["bottleneck"], eng["reverse"], *net.get("links", ())]
+    names = list(net.get("names") or ["forward", "reverse"])
     out = []
     for i, link in enumerate(raw["links"]):
+        if i >= len(engine_links):  # a sender's access link (flows.host), made by the engine
+            engine_links.append({"rate_bps": link["rate_bps"]})
+            names.append(str(link["name"]))
         rate = int(link["rate_bps"])
         arrivals = int(link["arrivals"])
         util_window = None
         if trace and len(trace.get("t_ns", ())):
             t, which, tx = trace["t_ns"], trace["link"], trace["tx_bytes"]
             sel = (which == i) & (t > window[0]) & (t <= window[1])
-            util_window = _num(utilization(float(tx[sel].sum()), rate, (window[1] - window[0]) / NS_PER_S), 6)
+            util_window = _num(link_utilization(float(tx[sel].sum()), engine_links[i], window[0], window[1]), 6)
         out.append({
             "name": names[i],
             "rate_bps": rate,
             "qdisc": link["qdisc"],
-            "utilization": _num(utilization(float(link["tx_bytes"]), rate, duration_ns / NS_PER_S), 6),
+            "utilization": _num(link_utilization(float(link["tx_bytes"]), engine_links[i], 0, duration_ns), 6),
             "utilization_window": util_window,
             "arrivals": arrivals,
             "drops": int(link["drops"]),

@@ -173,6 +173,23 @@ def _anchor_cc_modules(raw: dict[str, Any], folder: Path) -> None:
         ]
 
 
+def _anchor_traces(raw: dict[str, Any], folder: Path) -> None:
+    """A relative link ``trace`` path is relative to the experiment file's folder."""
+    topo = raw.get("topology")
+    if not isinstance(topo, dict):
+        return
+    tables: list[Any] = [topo.get("bottleneck"), topo.get("reverse"), topo.get("link")]
+    for key in ("hop", "links"):
+        if isinstance(topo.get(key), list):
+            tables += topo[key]
+    tables += [t.get("reverse") for t in list(tables) if isinstance(t, dict)]
+    for t in tables:
+        if isinstance(t, dict) and isinstance(t.get("trace"), str):
+            p = Path(t["trace"])
+            if not p.is_absolute() and (folder / p).exists():
+                t["trace"] = str((folder / p).absolute())
+
+
 def load_document(
     source: str | Path | Mapping[str, Any],
     *,
@@ -191,6 +208,7 @@ def load_document(
     else:
         raw, default_name = read_toml(source), Path(source).stem
         _anchor_cc_modules(raw, Path(source).parent)
+        _anchor_traces(raw, Path(source).parent)
     if overrides:  # raw is already this call's own copy: no need to copy it again for nothing
         raw = apply_overrides(raw, overrides)
     if set:

@@ -16,6 +16,7 @@ from . import fields as F
 from .distributions import start_dist, start_stop
 from .errors import SpecError
 from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
+from .host import host
 from .tcp import TcpDefaults, ecn_setting, init_cwnd, mss
 from .units import describe, format_bytes, format_rate, format_time
 
@@ -173,7 +174,8 @@ def flow_group(
     flow_reverse = F.boolean(g["reverse"], F.join(path, "reverse")) if "reverse" in g else False
     rtt_ns = _rtt(g, path, topo_rtt_ns)
     app, size, app_rate = _app(g, path)
-    s = _tcp_settings(g, path, cc, tcp, algos[cc])
+    # An algorithm of an entry point is registered by resolve_cc, after ``algos`` was read.
+    s = _tcp_settings(g, path, cc, tcp, algos[cc] if cc in algos else F.algorithms()[cc])
 
     r: dict[str, Any] = {"cc": cc, "count": count}
     if cc_params:
@@ -197,6 +199,9 @@ def flow_group(
     r.update({"pacing": s.pacing, "recovery": s.recovery})
     if s.ecn:
         r["ecn"] = True
+    h = host(g["host"], F.join(path, "host"), tcp.host) if "host" in g else tcp.host
+    if h is not None:
+        r["host"] = h.resolved()
 
     e: dict[str, Any] = {
         "cc": cc,
@@ -219,6 +224,8 @@ def flow_group(
         e["app_rate_bps"] = app_rate
     if flow_reverse:
         e["reverse"] = True
+    if h is not None:
+        e.update(h.engine(s.mss, s.pacing))
     return FlowGroup(r, e, count, every_ns, rtt_ns, s.mss + tcp.header, start_hi_ns)
 
 

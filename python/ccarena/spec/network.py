@@ -47,6 +47,7 @@ from typing import Any
 from . import fields as F
 from .distributions import loss
 from .errors import SpecError, did_you_mean
+from .linkmodels import LinkModels, link_delay, link_models, link_rate
 from .schema import BOTTLENECK, HOP, LINK, QDISCS, REVERSE
 from .units import Size, describe, format_rate, format_size, format_time
 
@@ -72,6 +73,8 @@ class NetLink:
     loss_model: dict[str, Any] | None
     src: str | None
     dst: str | None
+    models: LinkModels = field(default_factory=LinkModels)
+    """Capacity over time, jitter, batching, policer, shaper."""
 
     def engine(self, limit: tuple[str, int]) -> dict[str, Any]:
         """The engine's link, given its queue limit."""
@@ -81,6 +84,8 @@ class NetLink:
             out["loss_model"] = self.loss_model
         if self.qdisc != "droptail":
             out["qdisc"] = {"kind": self.qdisc, **self.qdisc_engine}
+        if self.models.engine is not None:
+            out["model"] = self.models.engine
         return out
 
     def written(self) -> dict[str, Any]:
@@ -94,6 +99,7 @@ class NetLink:
         }
         if self.qdisc_resolved:
             out[self.qdisc] = self.qdisc_resolved
+        out.update(self.models.resolved)
         return out
 
 
@@ -149,10 +155,11 @@ def _link(table: Mapping[str, Any], path: str, name: str, src: str | None, dst: 
     rb = rate_buffer(dict(table), path)
     qdisc = F.choice(table.get("qdisc", BOTTLENECK.default("qdisc")), F.join(path, "qdisc"), QDISCS, "queue discipline")
     q_resolved, q_engine = qdisc_params(dict(table), qdisc, path)
-    delay_ns = F.time(table.get("delay", BOTTLENECK.default("delay")), F.join(path, "delay"))
+    delay_ns, delay_steps = link_delay(table, path, BOTTLENECK.default("delay"))
+    models = link_models(table, path, delay_ns, delay_steps, link_rate(table, path)[1])
     value, p, model = loss(table.get("loss", BOTTLENECK.default("loss")), F.join(path, "loss"))
     return NetLink(name, rb.rate_bps, rb.buffer, F.join(path, "buffer"), delay_ns, qdisc, q_resolved, q_engine,
-                   value, p, model, src, dst)  # fmt: skip
+                   value, p, model, src, dst, models)  # fmt: skip
 
 
 def _twin(link: NetLink, table: Mapping[str, Any] | None, path: str) -> NetLink:
@@ -160,17 +167,20 @@ def _twin(link: NetLink, table: Mapping[str, Any] | None, path: str) -> NetLink:
     rate, buffer, buffer_path = link.rate_bps, link.buffer, link.buffer_path
     value: float | dict[str, Any] = 0.0
     p, model = 0.0, None
+    models = LinkModels()
     if table is not None:
         t = F.table(table, path)
         F.check_keys(t, path, REVERSE)
-        if "rate" in t:
-            rate = F.rate(t["rate"], F.join(path, "rate"))
+        steps = None
+        if "rate" in t or "trace" in t:
+            rate, steps = link_rate(t, path)
         if "buffer" in t:
             buffer, buffer_path = F.size(t["buffer"], F.join(path, "buffer")), F.join(path, "buffer")
         if "loss" in t:
             value, p, model = loss(t["loss"], F.join(path, "loss"))
+        models = link_models(t, path, link.delay_ns, [], steps)
     return NetLink(link.name + REV, rate, buffer, buffer_path, link.delay_ns, "droptail", {}, {}, value, p, model,
-                   link.dst, link.src)  # fmt: skip
+                   link.dst, link.src, models)  # fmt: skip
 
 
 def _parking_lot(topo: Mapping[str, Any]) -> tuple[list[NetLink], dict[str, Any]]:
@@ -231,7 +241,8 @@ def _links(topo: Mapping[str, Any]) -> tuple[list[NetLink], dict[str, Any]]:
         if dst is not None:
             w["to"] = dst
         if "reverse" in t:
-            w["reverse"] = {"rate": format_rate(links[-1].rate_bps), "buffer": format_size(links[-1].buffer)}
+            w["reverse"] = {"rate": format_rate(links[-1].rate_bps), "buffer": format_size(links[-1].buffer),
+                            **links[-1].models.resolved}
         written.append(w)
     return links, {"kind": "links", "links": written}
 

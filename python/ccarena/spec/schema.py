@@ -212,14 +212,51 @@ RECOVERIES = ("prr", "newreno")
 DIRECTIONS = ("forward", "reverse", "both")
 UDP_PATTERNS = ("cbr", "poisson")
 
+JITTER = _t(
+    "extra delay per packet after the link (order-preserving unless reorder = true)",
+    {"dist": Field("choice", "distribution of the extra delay", default="uniform",
+                   choices=("uniform", "exponential", "normal")),
+     "max": Field("time", "uniform: the largest extra delay (draws are uniform on [0, max])"),
+     "mean": Field("time", "exponential and normal: the mean extra delay"),
+     "sd": Field("time", "normal: the standard deviation (negative draws count as 0)"),
+     "reorder": Field("bool", "packets keep their own draws and may overtake each other", default=False)},
+)
+
+ACK_AGGREGATION = _t(
+    "arrivals held and released into the link's queue in batches: every T, or N at a time",
+    {"every": Field("time", "release every this long (at phase + k·every)"),
+     "phase": Field("time", "offset of the releases", default="0s"),
+     "count": Field("int", "release once this many are held", lo=1, hi=1_000_000),
+     "timeout": Field("time", "with count: release this long after a batch's first packet at the latest")},
+)
+
+BUCKET = _t(
+    "a token bucket: fills at rate, holds at most burst bytes, starts full",
+    {"rate": Field("rate", "token rate", required=True),
+     "burst": Field("bytes", "bucket depth", required=True)},
+)
+
+LINK_MODEL_FIELDS = {
+    "trace": Field("string", "capacity from a Mahimahi trace file (or a shipped trace's name: ccarena list traces)"),
+    "trace_mode": Field("choice", "mahimahi: mm-link's byte accounting; ideal: IP bytes and exact times",
+                        default="mahimahi", choices=("mahimahi", "ideal")),
+    "trace_once": Field("bool", "deliver nothing after one pass of the trace", default=False),
+    "jitter": Field("table", "extra delay per packet after the link", table=JITTER),
+    "ack_aggregation": Field("table", "hold arrivals and release them in batches", table=ACK_AGGREGATION),
+    "policer": Field("table", "drop what exceeds a token bucket", table=BUCKET),
+    "shaper": Field("table", "hold the queue's head until a token bucket has its tokens", table=BUCKET),
+}
+
 BOTTLENECK = _t(
     "the bottleneck link: its rate, buffer, queue discipline, own delay and random loss",
     {
-        "rate": Field("rate", "link rate", required=True),
+        "rate": Field("rate_schedule", "link rate, or a schedule [[time, rate], ...] (required unless trace)"),
         "buffer": Field("size", "buffer: packets, bytes or a fraction of the BDP", required=True),
         "qdisc": Field("choice", "queue discipline", default="droptail", choices=QDISCS),
-        "delay": Field("time", "one-way propagation delay of the link itself", default="0s"),
+        "delay": Field("delay_schedule", "one-way propagation delay of the link itself, or a schedule "
+                       "[[time, delay], ...]", default="0s"),
         "loss": Field("loss", "random loss of data packets", default=0.0),
+        **LINK_MODEL_FIELDS,
         **{
             str(q["name"]): Field("qdisc_params", f"parameters of {q['name']} (with qdisc = \"{q['name']}\")",
                                   choices=(str(q["name"]),))
@@ -232,9 +269,10 @@ BOTTLENECK = _t(
 REVERSE = _t(
     "the ACK direction (defaults to the bottleneck's rate and buffer, no loss)",
     {
-        "rate": Field("rate", "link rate"),
+        "rate": Field("rate_schedule", "link rate, or a schedule [[time, rate], ...]"),
         "buffer": Field("size", "buffer: packets, bytes or a fraction of the BDP"),
         "loss": Field("loss", "random loss of data packets"),
+        **LINK_MODEL_FIELDS,
     },
 )
 
@@ -243,7 +281,7 @@ NETWORK_KINDS = ("dumbbell", "parking_lot", "links")
 
 HOP = _t(
     "one hop of a parking lot (overrides topology.link for it)",
-    {k: Field(f.type, f.doc, choices=f.choices) for k, f in BOTTLENECK.fields.items()},
+    {k: Field(f.type, f.doc, choices=f.choices, table=f.table) for k, f in BOTTLENECK.fields.items()},
 )
 
 LINK = _t(
@@ -274,6 +312,21 @@ TOPOLOGY = _t(
     },
 )
 
+HOST = _t(
+    "the sending host: an access link at the NIC's rate with its queue, and TSO bursts (Linux 2.6)",
+    {
+        "nic": Field("rate", "the NIC's rate (required, e.g. \"1Gbps\")"),
+        "txqueuelen": Field("int", "the host queue in front of the NIC, packets", default=1000, lo=1, hi=1_000_000),
+        "tso": Field("bool", "unpaced senders send 64 KB super-packets and defer small ones, as Linux 2.6 with "
+                     "TSO", default=True),
+        "tso_segs": Field("int", "segments in a full super-packet (default: those fitting 65535 - 320 bytes)",
+                          lo=1, hi=65535),
+        "tso_win_divisor": Field("int", "send once a 1/divisor of the window is open (tcp_tso_win_divisor)",
+                                 default=3, lo=1, hi=1000),
+        "tso_defer": Field("time", "longest wait for more ACKs (two jiffies)", default="2ms"),
+    },
+)
+
 TCP = _t(
     "TCP settings for every flow",
     {
@@ -289,6 +342,7 @@ TCP = _t(
             "needs a marking queue (qdisc with ecn = true); always on for algorithms that need it (dctcp)",
             default=False,
         ),
+        "host": Field("table", "every sender's host (see flows.host)", table=HOST),
     },
 )
 
@@ -317,6 +371,8 @@ FLOW = _t(
         "pacing": Field("bool", "pace the flows (default: tcp.pacing or the algorithm's need)"),
         "recovery": Field("choice", "loss recovery (default: tcp.recovery or the algorithm's)", choices=RECOVERIES),
         "ecn": Field("bool", "negotiate ECN (default: tcp.ecn; always on for algorithms that need it)"),
+        "host": Field("table", "the senders' host: NIC rate, host queue and TSO (default: tcp.host; none)",
+                      table=HOST),
     },
 )
 
@@ -493,6 +549,11 @@ def _field_schema(f: Field, algorithms: Sequence[Mapping[str, Any]]) -> dict[str
         s = {"enum": _algorithm_names(algorithms)}
     elif t == "bool":
         s = {"type": "boolean"}
+    elif t in ("rate_schedule", "delay_schedule"):
+        one = {"type": "string", "pattern": _STRING_PATTERNS["rate" if t == "rate_schedule" else "time"]}
+        step = {"type": "array", "prefixItems": [{"type": "string", "pattern": TIME_PATTERN}, one],
+                "minItems": 2, "maxItems": 2}
+        s = {"anyOf": [one, {"type": "array", "items": step, "minItems": 1}]}
     elif t == "times":
         s = {"type": "array", "items": {"type": "string", "pattern": TIME_PATTERN}, "minItems": 2, "maxItems": 2}
     elif t == "names":

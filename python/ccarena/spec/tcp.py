@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import fields as F
+from .host import Host, host
 from .errors import SpecError
 from .schema import RECOVERIES, TCP
 from .units import describe, format_bytes
@@ -26,6 +27,7 @@ class TcpDefaults:
     pacing_given: bool
     recovery: str | None
     ecn: bool = False
+    host: Host | None = None
 
     def resolved(self) -> dict[str, Any]:
         """The ``[tcp]`` table of ``spec.toml``."""
@@ -37,6 +39,8 @@ class TcpDefaults:
             out["recovery"] = self.recovery
         if self.ecn:
             out["ecn"] = True
+        if self.host is not None:
+            out["host"] = self.host.resolved()
         return out
 
 
@@ -73,4 +77,5 @@ def tcp(raw: dict[str, Any]) -> TcpDefaults:
     pacing = F.boolean(t.get("pacing", TCP.default("pacing")), "tcp.pacing")
     recovery = F.choice(t["recovery"], "tcp.recovery", RECOVERIES, "recovery") if "recovery" in t else None
     ecn = F.boolean(t.get("ecn", TCP.default("ecn")), "tcp.ecn")
-    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn)
+    h = host(t["host"], "tcp.host") if "host" in t else None
+    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn, h)

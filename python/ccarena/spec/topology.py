@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -11,6 +11,7 @@ from . import fields as F
 from .distributions import loss
 from .errors import SpecError
 from .limits import MAX_BUFFER_PKTS
+from .linkmodels import LinkModels, link_delay, link_models, link_rate
 from .schema import BOTTLENECK, QDISC_CATALOGUE, QDISCS, REVERSE, TOPOLOGY, qdisc_key
 from .units import (
     Size,
@@ -57,6 +58,9 @@ class Topology:
     reverse_loss: float | dict[str, Any] | None
     reverse_loss_p: float
     reverse_loss_model: dict[str, Any] | None
+    models: LinkModels = field(default_factory=LinkModels)
+    """The bottleneck's link models (capacity over time, jitter, batching, policer, shaper)."""
+    reverse_models: LinkModels = field(default_factory=LinkModels)
 
     def resolved(self) -> dict[str, Any]:
         """The ``[topology]`` table of ``spec.toml``."""
@@ -72,9 +76,11 @@ class Topology:
         }
         if self.qdisc_resolved:
             out["bottleneck"][self.qdisc] = self.qdisc_resolved
+        out["bottleneck"].update(self.models.resolved)
         out["reverse"] = {"rate": format_rate(self.reverse.rate_bps), "buffer": format_size(self.reverse.buffer)}
         if self.reverse_loss is not None:
             out["reverse"]["loss"] = self.reverse_loss
+        out["reverse"].update(self.reverse_models.resolved)
         return out
 
     def engine_links(self, limits: tuple[tuple[str, int], tuple[str, int]]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -98,13 +104,15 @@ class Topology:
             bottleneck["qdisc"] = {"kind": self.qdisc, **self.qdisc_engine}
         if self.reverse_loss_model is not None:
             reverse["loss_model"] = self.reverse_loss_model
+        if self.models.engine is not None:
+            bottleneck["model"] = self.models.engine
+        if self.reverse_models.engine is not None:
+            reverse["model"] = self.reverse_models.engine
         return bottleneck, reverse
 
 
 def _link(table: dict[str, Any], path: str) -> Link:
-    if "rate" not in table:
-        raise SpecError(F.join(path, "rate"), 'required (e.g. rate = "100Mbps")')
-    rate = F.rate(table["rate"], F.join(path, "rate"))
+    rate, _ = link_rate(table, path)
     if "buffer" not in table:
         raise SpecError(F.join(path, "buffer"), 'required (e.g. buffer = "1bdp", "100pkts" or "64KB")')
     return Link(rate, F.size(table["buffer"], F.join(path, "buffer")))
@@ -124,18 +132,22 @@ def topology(raw: dict[str, Any]) -> Topology:
     bottleneck = _link(bn, "topology.bottleneck")
     qdisc = F.choice(bn.get("qdisc", BOTTLENECK.default("qdisc")), "topology.bottleneck.qdisc", QDISCS, "queue discipline")
     q_resolved, q_engine = qdisc_params(bn, qdisc, "topology.bottleneck")
-    delay_ns = F.time(bn.get("delay", BOTTLENECK.default("delay")), "topology.bottleneck.delay")
+    delay_ns, delay_steps = link_delay(bn, "topology.bottleneck", BOTTLENECK.default("delay"))
+    models = link_models(bn, "topology.bottleneck", delay_ns, delay_steps, link_rate(bn, "topology.bottleneck")[1])
     bn_loss, bn_loss_p, bn_loss_model = loss(bn.get("loss", BOTTLENECK.default("loss")), "topology.bottleneck.loss")
+    rev_models = LinkModels()
     rev_loss: float | dict[str, Any] | None = None
     rev_loss_p, rev_loss_model = 0.0, None
     rev_buffer_path = "topology.bottleneck.buffer"
     if "reverse" in topo:
         rev = F.table(topo["reverse"], "topology.reverse")
         F.check_keys(rev, "topology.reverse", REVERSE)
+        rev_rate, rev_steps = link_rate(rev, "topology.reverse") if "rate" in rev or "trace" in rev else (None, None)
         reverse = Link(
-            F.rate(rev["rate"], "topology.reverse.rate") if "rate" in rev else bottleneck.rate_bps,
+            rev_rate if rev_rate is not None else bottleneck.rate_bps,
             F.size(rev["buffer"], "topology.reverse.buffer") if "buffer" in rev else bottleneck.buffer,
         )
+        rev_models = link_models(rev, "topology.reverse", delay_ns, [], rev_steps)
         if "buffer" in rev:
             rev_buffer_path = "topology.reverse.buffer"
         if "loss" in rev:
@@ -144,7 +156,7 @@ def topology(raw: dict[str, Any]) -> Topology:
         reverse = Link(bottleneck.rate_bps, bottleneck.buffer)
     return Topology(
         rtt_ns, bottleneck, qdisc, q_resolved, q_engine, delay_ns, bn_loss, bn_loss_p, bn_loss_model,
-        reverse, rev_buffer_path, rev_loss, rev_loss_p, rev_loss_model,
+        reverse, rev_buffer_path, rev_loss, rev_loss_p, rev_loss_model, models, rev_models,
     )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from ... import _core
 from ...spec import Spec, SpecError, resolve
+from ...spec.schema import LINK_MODEL_FIELDS
 from ...spec.document import load_document
 from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE, STALLS
 
@@ -25,14 +26,15 @@ def kernel_algorithms() -> list[str]:
     return text.split()
 
 def _python_algorithms(raw: Mapping[str, Any]) -> set[str]:
-    """The algorithms written in Python, the experiment's ``cc_module`` imported first."""
-    from ...pycc import import_cc_modules, python_algorithms
+    """The algorithms written in Python (the experiment's ``cc_module`` imported first, and
+    the names installed packages declare as entry points, not imported)."""
+    from ...pycc import entry_point_names, import_cc_modules, python_algorithms
 
     try:
         import_cc_modules(raw.get("cc_module"))
     except Exception:  # noqa: BLE001, S110 - the validation reports a module that does not import
         pass
-    return set(python_algorithms())
+    return set(python_algorithms()) | (entry_point_names() - _sim_algorithms())
 
 
 def _sim_algorithms() -> set[str]:
@@ -175,6 +177,10 @@ _ENGINE_FLOW_KEYS = {
     "app",
     "app_bytes",
     "app_rate_bps",
+    # A host (flows.host): the kernel's senders have their own NIC, queue and TSO, which the
+    # simulator's host models; the emulator runs them as they are.
+    "tso",
+    "access",
 }
 
 _ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss", "qdisc"}
@@ -195,6 +201,12 @@ def check_spec(spec: Spec) -> None:
         link = eng[which]
         if link.get("loss_model"):
             raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
+        if link.get("model"):
+            given = [k for k in (*LINK_MODEL_FIELDS, "rate", "delay")
+                     if isinstance(spec.resolved["topology"].get(which, {}).get(k), (dict, list, str))
+                     and (k in LINK_MODEL_FIELDS or isinstance(spec.resolved["topology"][which][k], list))]
+            raise SpecError(f"{path}.{given[0] if given else 'rate'}",
+                            "link models run in the simulator only (the emu backend's links are ideal)")
         for key in sorted(set(link) - _ENGINE_LINK_KEYS):
             if link[key]:
                 raise SpecError(f"{path}.{key.removesuffix('_ns')}", "not supported by the emu backend")
