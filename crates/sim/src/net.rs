@@ -85,6 +85,7 @@ impl Port {
         }
     }
 
+
     /// Packets held by the port: queued, the one on the wire, and any held for a batch.
     pub fn held(&self) -> u64 {
         self.qdisc.len() as u64 + self.busy.is_some() as u64 + self.model.as_ref().map_or(0, |m| m.held())
@@ -110,16 +111,24 @@ impl DelayLine {
     /// an event for it (it is the line's new head; the caller schedules it).
     #[inline]
     pub fn push(&mut self, now: Time, id: PacketId) -> Option<Time> {
-        let at = match &mut self.model {
-            None => now + self.delay,
-            Some(m) => {
-                let at = m.due(now, self.delay, self.q.back().map(|e| e.0));
-                if m.reorders() {
-                    return m.insert(at, id);
-                }
-                at
-            }
-        };
+        if self.model.is_some() {
+            return self.push_modelled(now, id);
+        }
+        let at = now + self.delay;
+        let was_empty = self.q.is_empty();
+        self.q.push_back((at, id));
+        was_empty.then_some(at)
+    }
+
+    /// [`DelayLine::push`] on a line with jitter or delay steps.
+    #[cold]
+    #[inline(never)]
+    fn push_modelled(&mut self, now: Time, id: PacketId) -> Option<Time> {
+        let m = self.model.as_mut().expect("checked by push");
+        let at = m.due(now, self.delay, self.q.back().map(|e| e.0));
+        if m.reorders() {
+            return m.insert(at, id);
+        }
         let was_empty = self.q.is_empty();
         self.q.push_back((at, id));
         was_empty.then_some(at)
@@ -130,14 +139,8 @@ impl DelayLine {
     #[inline]
     pub fn fire(&mut self, now: Time) -> bool {
         match &mut self.model {
-            Some(m) if m.reorders() => {
-                if m.pending != now {
-                    return false;
-                }
-                m.pending = Time::MAX;
-                true
-            }
-            _ => true,
+            None => true,
+            Some(m) => m.fire(now),
         }
     }
 
@@ -145,11 +148,7 @@ impl DelayLine {
     #[inline]
     pub fn rearm(&mut self) -> Option<Time> {
         match &mut self.model {
-            Some(m) if m.reorders() => {
-                let at = m.head_time()?;
-                m.pending = at;
-                Some(at)
-            }
+            Some(m) if m.reorders() => m.rearm(),
             _ => self.head_time(),
         }
     }
@@ -157,17 +156,37 @@ impl DelayLine {
     /// Takes the head packet if it has arrived by `now`.
     #[inline]
     pub fn pop_due(&mut self, now: Time) -> Option<PacketId> {
-        if let Some(m) = &mut self.model {
-            if m.reorders() {
-                return m.pop_due(now);
+        if self.model.is_some() {
+            return self.pop_due_modelled(now);
+        }
+        self.pop_due_plain(now)
+    }
+
+    /// [`DelayLine::pop_due`] on a line without jitter or delay steps.
+    #[inline]
+    pub fn pop_due_plain(&mut self, now: Time) -> Option<PacketId> {
+        debug_assert!(self.model.is_none());
+        match self.q.front() {
+            Some(&(at, id)) if at <= now => {
+                self.q.pop_front();
+                Some(id)
             }
+            _ => None,
+        }
+    }
+
+    /// [`DelayLine::pop_due`] on a line with jitter or delay steps.
+    #[cold]
+    #[inline(never)]
+    fn pop_due_modelled(&mut self, now: Time) -> Option<PacketId> {
+        let m = self.model.as_mut().expect("checked by pop_due");
+        if m.reorders() {
+            return m.pop_due(now);
         }
         match self.q.front() {
             Some(&(at, id)) if at <= now => {
                 self.q.pop_front();
-                if let Some(m) = &mut self.model {
-                    m.delivered += 1;
-                }
+                m.delivered += 1;
                 Some(id)
             }
             _ => None,

@@ -1084,6 +1084,23 @@ impl Simulator {
     }
 
     fn line_deliver<const LOG: bool>(&mut self, l: u32) {
+        if self.lines[l as usize].model.is_some() {
+            return self.line_deliver_modelled::<LOG>(l);
+        }
+        let now = self.now;
+        while let Some(id) = self.lines[l as usize].pop_due_plain(now) {
+            let next = self.lines[l as usize].next;
+            self.forward::<LOG>(id, next);
+        }
+        if let Some(at) = self.lines[l as usize].head_time() {
+            self.q.push(at, Event::LineDeliver(l));
+        }
+    }
+
+    /// [`Simulator::line_deliver`] on a line with jitter or delay steps.
+    #[cold]
+    #[inline(never)]
+    fn line_deliver_modelled<const LOG: bool>(&mut self, l: u32) {
         let now = self.now;
         if !self.lines[l as usize].fire(now) {
             return;
@@ -1097,7 +1114,7 @@ impl Simulator {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn forward<const LOG: bool>(&mut self, id: PacketId, hop: Hop) {
         match hop {
             Hop::Port(p) => self.enqueue::<LOG>(p as usize, id),
@@ -1130,7 +1147,7 @@ impl Simulator {
 
     /// Takes a packet that reached an endpoint of slot `f` out of the
     /// network; `None` if the slot's transfer has already finished.
-    #[inline]
+    #[inline(always)]
     fn consume<const LOG: bool>(&mut self, id: PacketId, f: u32) -> Option<Packet> {
         let pkt = *self.arena.get(id);
         if LOG {
@@ -1192,26 +1209,37 @@ impl Simulator {
             self.drop_packet::<LOG>(p, id, true);
             return;
         }
-        if let Some(m) = &mut self.ports[p].model {
-            match m.arrive(now, id, wire) {
-                Arrival::Pass => {}
-                Arrival::Policed => {
-                    self.drop_packet::<LOG>(p, id, false);
-                    return;
-                }
-                Arrival::Held(release) => {
-                    if let Some(at) = release {
-                        let generation = m.batch_generation();
-                        self.q.push(at, Event::LinkRelease(p as u32, generation));
-                    }
-                    return;
-                }
-            }
+        if self.ports[p].model.is_some() && !self.arrive_modelled::<LOG>(p, id, wire) {
+            return;
         }
         self.admit::<LOG>(p, id, wire);
     }
 
+    /// A packet arrives at a link with models: false when the policer
+    /// dropped it or a batch holds it.
+    #[cold]
+    #[inline(never)]
+    fn arrive_modelled<const LOG: bool>(&mut self, p: usize, id: PacketId, wire: u32) -> bool {
+        let m = self.ports[p].model.as_mut().expect("checked by the caller");
+        match m.arrive(self.now, id, wire) {
+            Arrival::Pass => true,
+            Arrival::Policed => {
+                self.drop_packet::<LOG>(p, id, false);
+                false
+            }
+            Arrival::Held(release) => {
+                if let Some(at) = release {
+                    let generation = m.batch_generation();
+                    self.q.push(at, Event::LinkRelease(p as u32, generation));
+                }
+                false
+            }
+        }
+    }
+
     /// A link's batch leaves for its queue, in arrival order.
+    #[cold]
+    #[inline(never)]
     fn release<const LOG: bool>(&mut self, p: usize, generation: u32) {
         let mut out = std::mem::take(&mut self.released);
         if let Some(m) = &mut self.ports[p].model {
@@ -1230,7 +1258,7 @@ impl Simulator {
     }
 
     /// A packet that got past the link's loss, policer and batching enters its queue.
-    #[inline]
+    #[inline(always)]
     fn admit<const LOG: bool>(&mut self, p: usize, id: PacketId, wire: u32) {
         let now = self.now;
         let port = &mut self.ports[p];

@@ -123,6 +123,26 @@ impl LineModel {
         }
     }
 
+    /// At the line's event at `now`: false when it is stale (reordering
+    /// lines only; an order-preserving line's events are all current).
+    pub fn fire(&mut self, now: Time) -> bool {
+        if !self.cfg.reorder {
+            return true;
+        }
+        if self.pending != now {
+            return false;
+        }
+        self.pending = Time::MAX;
+        true
+    }
+
+    /// Reordering lines: the time of the line's next event, if any.
+    pub fn rearm(&mut self) -> Option<Time> {
+        let at = self.head_time()?;
+        self.pending = at;
+        Some(at)
+    }
+
     /// Reordering lines: adds a packet; `Some(t)` when the line needs an event at `t`.
     pub fn insert(&mut self, at: Time, id: PacketId) -> Option<Time> {
         let seq = self.sent;

@@ -108,7 +108,7 @@ impl PortModel {
     }
 
     /// A packet of `wire` bytes arrives at `now`.
-    #[inline]
+    #[inline(never)]
     pub fn arrive(&mut self, now: Time, id: PacketId, wire: u32) -> Arrival {
         if let Some(p) = &mut self.policer {
             if !p.take_if_conforming(now, wire) {
@@ -143,7 +143,7 @@ impl PortModel {
     /// When the last bit of a packet of `wire` bytes leaves, its
     /// serialisation starting at `now` (it arrived at the link at
     /// `arrived`), on a link of nominal rate `rate_bps`.
-    #[inline]
+    #[inline(never)]
     pub fn service_end(&mut self, now: Time, arrived: Time, wire: u32, rate_bps: u64) -> Time {
         let start = match &mut self.shaper {
             Some(s) => s.take_when_conforming(now, wire),

@@ -492,11 +492,13 @@ impl Sender {
                     if (self.nxt + 1 - self.una) * self.cfg.mss as u64 > rwnd {
                         break;
                     }
-                    if self.tso_left == 0 && self.cfg.tso.is_some() && !self.tp.paced && self.tso_defer(now, rwnd) {
-                        cwnd_limited = true;
-                        break;
+                    if self.cfg.tso.is_some() && !self.tp.paced {
+                        if self.tso_left == 0 && self.tso_defer(now, rwnd) {
+                            cwnd_limited = true;
+                            break;
+                        }
+                        self.tso_left = self.tso_left.saturating_sub(1);
                     }
-                    self.tso_left = self.tso_left.saturating_sub(1);
                     (self.nxt, false)
                 }
             };
@@ -511,6 +513,7 @@ impl Sender {
 
     /// TSO: whether to wait for more ACKs before the next super-packet
     /// (`tcp_tso_should_defer` of Linux 2.6); if not, sizes the super-packet.
+    #[inline(never)]
     fn tso_defer(&mut self, now: Time, rwnd: u64) -> bool {
         let tso = self.cfg.tso.expect("checked by the caller");
         let mss = self.cfg.mss as u64;
