@@ -15,20 +15,20 @@ NS_PER_MS = 1_000_000
 MTU_BITS = 1500 * 8
 
 
-def _trace_count_before(times_ms: list[int], t_ns: int, once: bool) -> int:
-    """Opportunities at times before ``t_ns``; pass p of a looping trace lies in [p·P, (p+1)·P], P its last time."""
-    if t_ns <= 0:
-        return 0
+def _trace_count_upto(times_ms: list[int], t_ns: int, once: bool) -> int:
+    """Opportunities at times up to ``t_ns``; pass p of a looping trace lies in [p·P, (p+1)·P], P its last
+    time, so passes 0..m, m = t // P, lie wholly before and pass m counts its times up to t - m·P."""
     at = [m * NS_PER_MS for m in times_ms]
     if once:
-        return bisect.bisect_left(at, t_ns)
+        return bisect.bisect_right(at, t_ns)
     period = at[-1]
-    m = (t_ns - 1) // period
-    return m * len(at) + bisect.bisect_left(at, t_ns - m * period)
+    m = t_ns // period
+    return m * len(at) + bisect.bisect_right(at, t_ns - m * period)
 
 
 def capacity_bits(link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
-    """Bits the engine's ``link`` could carry in ``[t0_ns, t1_ns)``."""
+    """Bits the engine's ``link`` could carry from ``t0_ns`` to ``t1_ns`` (a trace: its opportunities in
+    ``(t0_ns, t1_ns]``, so that a packet leaving at ``t1_ns`` counts)."""
     model = link.get("model") or {}
     if "schedule" in model:
         steps = [(int(t), int(r)) for t, r in model["schedule"]]
@@ -42,12 +42,12 @@ def capacity_bits(link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
     if "trace" in model:
         tr = model["trace"]
         times, once = list(tr["opportunities_ms"]), bool(tr.get("once", False))
-        return (_trace_count_before(times, t1_ns, once) - _trace_count_before(times, t0_ns, once)) * MTU_BITS
+        return (_trace_count_upto(times, t1_ns, once) - _trace_count_upto(times, t0_ns, once)) * MTU_BITS
     return float(link["rate_bps"]) * (t1_ns - t0_ns) / NS_PER_S
 
 
 def link_utilization(tx_bytes: float, link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
-    """``tx_bytes·8`` over the link's capacity in ``[t0_ns, t1_ns)``; NaN when that capacity is 0."""
+    """``tx_bytes·8`` over the link's capacity from ``t0_ns`` to ``t1_ns``; NaN when that capacity is 0."""
     if not (link.get("model") or {}).keys() & {"schedule", "trace"}:
         from .metrics import utilization
 

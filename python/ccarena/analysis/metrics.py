@@ -644,8 +644,9 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
 
 
 def _has_network(eng: Mapping[str, Any]) -> bool:
-    """Whether the run has links beyond the dumbbell's two (a network, or senders' access links)."""
-    return "network" in eng or any("access" in f for f in eng["flows"])
+    """Whether the run reports every link: a network, senders' access links, or links with models."""
+    links = [eng["bottleneck"], eng["reverse"], *(eng.get("network") or {}).get("links", ())]
+    return "network" in eng or any("access" in f for f in eng["flows"]) or any(link.get("model") for link in links)
 
 
 def link_stats(
@@ -688,8 +689,15 @@ def link_stats(
             "delay_mean_ms": _ms(link.get("delay_mean_us")),
             "delay_p50_ms": _ms(link.get("delay_p50_us")),
             "delay_p99_ms": _ms(link.get("delay_p99_us")),
+            **{k: int(link[k]) for k in MODEL_COUNTERS if k in link},
         })  # fmt: skip
     return out
+
+
+MODEL_COUNTERS = ("policed", "batches", "batched", "jitter_delivered", "reordered")
+"""A link's model counters, reported when it has those models: packets the policer dropped, batches
+released and the packets in them, and on its propagation packets delivered and of them reordered
+(RFC 4737: arriving after a packet sent later)."""
 
 
 def _dynamics(

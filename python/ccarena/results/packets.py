@@ -120,9 +120,11 @@ _EMPTY: dict[str, tuple[str, bytes]] = {
 
 
 def link_names(spec: Spec) -> Sequence[str]:
-    """The names of the engine's links of an experiment: ``forward`` and ``reverse``, or a network's."""
+    """The names of the engine's links of an experiment: ``forward`` and ``reverse``, or a network's;
+    then the senders' access links (``flows.host``), ``access<flow>``, as the engine adds them."""
     network = spec.engine.get("network")
-    return tuple(network["names"]) if network else LINKS
+    base = tuple(network["names"]) if network else LINKS
+    return base + tuple(f"access{i}" for i, f in enumerate(spec.engine["flows"]) if "access" in f)
 
 
 def packets_table(columns: Mapping[str, tuple[str, bytes]], links: Sequence[str] = LINKS) -> pa.Table:

@@ -21,6 +21,7 @@ link, a parking lot's hops, ``[[topology.links]]``).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,7 +150,9 @@ def _schedule(value: list[Any], where: str, parse: Any, what: str) -> list[tuple
 
 
 def _rate_or_zero(value: Any, where: str) -> int:
-    """A rate, or 0 (an outage)."""
+    """A rate, or 0 (an outage: ``0``, ``"0bps"``, ``"0Mbps"``)."""
+    if value == 0 or (isinstance(value, str) and re.fullmatch(r"\s*0+(\.0*)?\s*[A-Za-z/]*\s*", value)):
+        return 0
     try:
         n = parse_rate(value)
     except UnitError as e:

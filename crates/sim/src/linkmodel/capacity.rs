@@ -152,6 +152,7 @@ impl Schedule {
         }
     }
 
+    /// Capacity in `[from, to]`, bits (the integral of the rate).
     fn bits_between(&self, from: Time, to: Time) -> f64 {
         let mut bits = 0.0;
         for (k, &(t0, rate)) in self.steps.iter().enumerate() {
@@ -275,26 +276,23 @@ impl Trace {
         }
     }
 
-    /// Capacity in `[from, to)`, bits: the opportunities' IP bytes (one MTU each).
+    /// Capacity in `(from, to]`, bits: the opportunities' IP bytes (one MTU
+    /// each); a packet leaving at an opportunity at `to` counts in it.
     fn bits_between(&self, from: Time, to: Time) -> f64 {
-        let n = self.count_before(to).saturating_sub(self.count_before(from));
+        let n = self.count_upto(to).saturating_sub(self.count_upto(from));
         n as f64 * 1500.0 * 8.0
     }
 
-    /// Opportunities at times before `t`. Pass p's lie in (p·P, (p+1)·P]
-    /// (P the period, the last line), so the passes wholly before t number
-    /// m = (t − 1) / P, and the pass after them counts its times below t − m·P.
-    fn count_before(&self, t: Time) -> u64 {
-        let n = self.at.len() as u64;
-        let below = |x: Time| self.at.partition_point(|&a| a < x) as u64;
-        if t == 0 {
-            return 0;
-        }
+    /// Opportunities at times up to `t`. Pass p's lie in [p·P, (p+1)·P] (P
+    /// the period, the last line), so passes 0..m, m = t / P, lie wholly
+    /// before, and pass m counts its offsets up to t − m·P.
+    fn count_upto(&self, t: Time) -> u64 {
+        let upto = |x: Time| self.at.partition_point(|&a| a <= x) as u64;
         if self.once {
-            return below(t);
+            return upto(t);
         }
-        let m = (t - 1) / self.period;
-        m * n + below(t - m * self.period)
+        let m = t / self.period;
+        m * self.at.len() as u64 + upto(t - m * self.period)
     }
 
     /// Mean rate of one pass of the trace, bit/s (IP bytes of one MTU per opportunity).
@@ -411,12 +409,12 @@ mod tests {
         let mut t = trace(&[1, 1, 1], TraceMode::Ideal);
         let mut now = 0;
         let mut n = 0;
-        while now < PS_PER_S {
+        while now <= PS_PER_S {
             now = t.finish(now, 0, 1500);
-            n += (now < PS_PER_S) as u64;
+            n += (now <= PS_PER_S) as u64;
         }
-        assert_eq!(n * 1500 * 8, 36_000_000 - 3 * 1500 * 8); // ms 0 is not an opportunity of the first pass
-        assert_eq!(t.bits_between(0, PS_PER_S), 36_000_000.0 - 3.0 * 12_000.0);
+        assert_eq!(n * 1500 * 8, 36_000_000);
+        assert_eq!(t.bits_between(0, PS_PER_S), 36_000_000.0);
         let square: Vec<u64> = (51..=100).flat_map(|m| [m, m]).collect();
         let mut t = trace(&square, TraceMode::Ideal);
         let (mut now, mut bytes) = (0, 0u64);
@@ -428,7 +426,7 @@ mod tests {
             bytes += 1500;
         }
         assert_eq!(bytes, 1_500_000);
-        assert_eq!(t.bits_between(0, PS_PER_S + 1), 1_500_000.0 * 8.0);
+        assert_eq!(t.bits_between(0, PS_PER_S), 1_500_000.0 * 8.0);
     }
 
     #[test]
