@@ -58,6 +58,39 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
     }
 }
 
+/// Scenario a with one link model: a rate schedule (100 Mbit/s, 50 from 30 s), a
+/// Mahimahi trace of the same mean rate, jitter (uniform 0-1 ms, order kept or
+/// not), a policer or shaper at 90 Mbit/s (bucket 100 KB), ACK aggregation
+/// every 5 ms on the reverse link, or hosts (1 Gbit/s NICs, Linux 2.6 TSO).
+fn with_model(kind: &str) -> Config {
+    use sim::linkmodel::{BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, TraceConfig, TraceMode};
+    let mut c = scenario(2, 100_000_000, 100, 60, true);
+    let m = &mut c.bottleneck.model;
+    let bucket = BucketConfig { rate_bps: 90_000_000, burst_bytes: 100_000 };
+    let jitter = |reorder| JitterConfig { dist: Some(JitterDist::Uniform { max_ns: 1_000_000 }), reorder, delay_steps: vec![] };
+    match kind {
+        "schedule" => m.capacity = Some(CapacityConfig::Schedule(vec![(0, 100_000_000), (30_000_000_000, 50_000_000)])),
+        // 100 Mbit/s: 25 opportunities every 3 ms.
+        "trace" => {
+            let lines = (1..=3).flat_map(|ms| std::iter::repeat_n(ms, if ms == 3 { 9 } else { 8 })).collect();
+            m.capacity = Some(CapacityConfig::Trace(TraceConfig { opportunities_ms: lines, once: false, mode: TraceMode::Ideal }));
+        }
+        "jitter" => m.jitter = Some(jitter(false)),
+        "reorder" => m.jitter = Some(jitter(true)),
+        "policer" => m.policer = Some(bucket),
+        "shaper" => m.shaper = Some(bucket),
+        "acks" => c.reverse.model.batch = Some(BatchConfig::Periodic { every_ns: 5_000_000, phase_ns: 0 }),
+        "host" => {
+            for f in &mut c.flows {
+                f.access = Some(sim::AccessLink { rate_bps: 1_000_000_000, queue_pkts: 1000 });
+                f.tso = Some(sim::tcp::sender::Tso { max_segs: 45, win_divisor: 3, max_defer: 2_000_000_000 });
+            }
+        }
+        _ => unreachable!("unknown model {kind}"),
+    }
+    c
+}
+
 fn main() {
     let repeat: usize = std::env::args()
         .skip_while(|a| a != "--repeat")
@@ -113,6 +146,11 @@ fn main() {
     .chain(
         ["red", "codel", "pie", "fq_codel", "codel+ecn", "fq_codel+ecn", "xcp"]
             .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),
+    )
+    // Scenario a with each link model on (see `with_model`).
+    .chain(
+        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host"]
+            .map(|k| (format!("a/{k}: scenario a with {k}"), with_model(k))),
     );
     println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
     for (name, cfg) in cases.filter(|(n, _)| only.is_empty() || only.iter().any(|o| n.starts_with(o.as_str()))) {

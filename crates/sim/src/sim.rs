@@ -111,6 +111,8 @@ pub struct Simulator {
     link_jitter: Vec<Option<JitterConfig>>,
     /// Packets a link's batch released (reused).
     released: Vec<PacketId>,
+    /// Time of the last probe.
+    last_probe: Time,
     link_names: Vec<String>,
     /// A network other than the dumbbell: per-link trace rows are kept.
     network: bool,
@@ -228,6 +230,7 @@ impl Simulator {
             link_delay: vec![d, if net.is_dumbbell() { d } else { ns(r.delay_ns) }],
             link_jitter: vec![b.model.jitter.clone(), r.model.jitter.clone()],
             released: Vec::new(),
+            last_probe: 0,
             link_names: (0..n_links)
                 .map(|i| net.names.get(i).cloned().unwrap_or_else(|| default_link_name(i)))
                 .collect(),
@@ -1445,6 +1448,11 @@ impl Simulator {
             qt.background_bytes.push(self.interval_bg_bytes);
             qt.reverse_backlog_pkts.push(self.ports[REV].qdisc.len() as u64);
             qt.flow_slots.push(self.live_slots as u64);
+            if let Some(m) = port.model.as_ref().filter(|m| m.varies()) {
+                qt.varying = true;
+                let bits = m.capacity_bits(self.last_probe, now, port.rate_bps);
+                qt.capacity_bytes.push((bits / 8.0).round() as u64);
+            }
             if !port.qdisc.is_droptail() {
                 let marks = port.qdisc.marks();
                 qt.marks.push(marks - self.last_marks);
@@ -1456,6 +1464,7 @@ impl Simulator {
         if self.network {
             self.probe_links(now / PS_PER_NS);
         }
+        self.last_probe = now;
         self.last_marks = self.ports[FWD].qdisc.marks();
         self.interval_drops = 0;
         self.interval_tx_bytes = 0;

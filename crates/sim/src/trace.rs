@@ -118,6 +118,11 @@ pub struct QueueTrace {
     pub aqm: bool,
     /// CE marks in the interval.
     pub marks: Vec<u64>,
+    /// Whether the bottleneck's capacity changes over time (a schedule or
+    /// a trace): then `capacity_bytes` is emitted.
+    pub varying: bool,
+    /// Bytes the bottleneck could have sent in the interval.
+    pub capacity_bytes: Vec<u64>,
     /// Discipline state at the sample (`Qdisc::state`), named by `state_names`.
     pub state: [Vec<f64>; 2],
     pub state_names: &'static [&'static str],
@@ -135,6 +140,9 @@ impl QueueTrace {
             ("reverse_backlog_pkts", Column::U64(self.reverse_backlog_pkts)),
             ("flow_slots", Column::U64(self.flow_slots)),
         ];
+        if self.varying {
+            cols.push(("capacity_bytes", Column::U64(self.capacity_bytes)));
+        }
         if self.aqm {
             cols.push(("marks", Column::U64(self.marks)));
             for (name, c) in self.state_names.iter().zip(self.state) {

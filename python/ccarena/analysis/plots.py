@@ -65,7 +65,7 @@ class RunData(Protocol):
 
 
 FLOW_COLUMNS = ("t_ns", "time_s", "flow", "group", "rate_bps", "cwnd_pkts", "srtt_us")
-QUEUE_COLUMNS = ("t_ns", "time_s", "backlog_pkts", "background_bytes")
+QUEUE_COLUMNS = ("t_ns", "time_s", "backlog_pkts", "background_bytes", "capacity_bytes")
 MAX_TRACE_ROWS = 2_000_000
 """Rows of a trace read for a figure: a longer trace is read every k-th interval."""
 
@@ -242,8 +242,15 @@ def rate_panel(result: RunData, ax: Axes) -> None:
         edges = _bin_edges(result, t)
         edges, bg = thin_steps(edges, column(q, "background_bytes").astype(np.float64) * 8.0 / np.diff(edges))
         ax.stairs(bg / 1e6, edges, baseline=None, label="background", color="0.55", linewidth=0.8, linestyle=":")
-    cap = result.summary["bottleneck"]["rate_bps"] / 1e6
-    ax.axhline(cap, color="0.4", linestyle="--", linewidth=0.8, label="capacity")
+    if "capacity_bytes" in q.column_names and q.num_rows:
+        # A capacity that changes over time (a rate schedule or a trace): drawn per interval.
+        t = column(q, "time_s").astype(np.float64)
+        edges = _bin_edges(result, t)
+        edges, cap_bps = thin_steps(edges, column(q, "capacity_bytes").astype(np.float64) * 8.0 / np.diff(edges))
+        ax.stairs(cap_bps / 1e6, edges, baseline=None, label="capacity", color="0.4", linewidth=0.8, linestyle="--")
+    else:
+        cap = result.summary["bottleneck"]["rate_bps"] / 1e6
+        ax.axhline(cap, color="0.4", linestyle="--", linewidth=0.8, label="capacity")
     ax.set_ylabel("rate at bottleneck\n(Mbit/s)")
     ax.set_ylim(bottom=0)
 

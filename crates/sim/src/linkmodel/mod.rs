@@ -155,6 +155,11 @@ impl PortModel {
         }
     }
 
+    /// Whether the capacity changes over time (a schedule or a trace).
+    pub fn varies(&self) -> bool {
+        self.capacity.is_some()
+    }
+
     /// Counters of the models present: packets policed, batches released and their packets.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = vec![];
