@@ -5,8 +5,10 @@ results bit for bit (summary.json and the flow trace, but for the algorithm's
 name) over random loss, ECN marking (RED and CoDel), timeouts after a loss
 burst and an app-limited flow; hooks a class leaves out run Rust's defaults;
 a failing hook ends the run in one line; parameters are checked like the
-built-ins'; sweeps with worker processes import the experiment's cc_module;
-the emulator refuses a Python algorithm.
+built-ins'; a constructor or a parameter declaration that raises is one
+line naming the algorithm, found by the validation; sweeps with worker
+processes import the experiment's cc_module; the emulator refuses a Python
+algorithm.
 """
 
 from __future__ import annotations
@@ -220,11 +222,101 @@ def test_cli_run_exits_2_with_one_line(tmp_path: Path) -> None:
     assert "KeyError" in (tmp_path / "out.error.log").read_text()
 
 
+FUSSY_MODULE = '''
+import ccarena
+
+class Fussy:
+    name = "py_fussy"
+    params = [ccarena.Param("beta", float, 0.5, min=0.1, max=0.9)]
+
+    def __init__(self, beta):
+        if beta > 0.8:
+            raise ValueError("beta too large\\nfor me")
+        self.beta = beta
+
+class BadParams:
+    name = "py_bad_params"
+    params = [{"name": "gain", "type": list, "default": []}]
+
+ccarena.register_cc(Fussy)
+if WITH_BAD_PARAMS:
+    ccarena.register_cc(BadParams)
+'''
+
+
+def _fussy_experiment(tmp_path: Path, beta: float, bad_params: bool = False) -> Path:
+    (tmp_path / "fussy_cc.py").write_text(f"WITH_BAD_PARAMS = {bad_params}\n" + FUSSY_MODULE)
+    exp = tmp_path / "e.toml"
+    exp.write_text(textwrap.dedent(f"""\
+        duration = "2s"
+        cc_module = "fussy_cc.py"
+        [topology]
+        rtt = "40ms"
+        bottleneck = {{ rate = "20Mbps", buffer = "1bdp" }}
+        [[flows]]
+        cc = "reno"
+        [[flows]]
+        cc = "py_fussy"
+        params = {{ beta = {beta} }}
+        """))
+    return exp
+
+
+def test_a_constructor_that_raises_is_found_by_the_validation(tmp_path: Path) -> None:
+    exp = _fussy_experiment(tmp_path, 0.85)
+    with pytest.raises(SpecError) as info:
+        ccarena.load_spec(exp)
+    assert info.value.path == "flows[1].cc"
+    assert "py_fussy" in str(info.value) and "beta=0.85" in str(info.value) and "ValueError" in str(info.value)
+    assert "\n" not in str(info.value)
+    assert ccarena.load_spec(_fussy_experiment(tmp_path, 0.5)).resolved["flows"][1]["params"] == {"beta": 0.5}
+    exp = _fussy_experiment(tmp_path, 0.85)
+    out = tmp_path / "out"
+    p = subprocess.run([*CCARENA, "run", str(exp), "--out", str(out), "--quiet", "--no-figure"],
+                       check=False, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "flows[1].cc" in lines[0] and "py_fussy" in lines[0], p.stderr
+    assert "too large for me" in lines[0]
+    assert not out.exists() and not (tmp_path / "out.error.log").exists()
+    ccarena.unregister_cc("py_fussy")
+
+
+def test_a_parameter_declaration_that_raises_names_the_algorithm(tmp_path: Path) -> None:
+    class BadType:
+        name = "py_bad_type"
+        params = (ccarena.Param("gain", list, []),)
+
+    class BadKey:
+        name = "py_bad_key"
+        params = ({"nme": "gain"},)
+
+    for cls in (BadType, BadKey):
+        with pytest.raises(ValueError, match=f"^{cls.name}: its parameter declaration"):
+            ccarena.register_cc(cls)
+        assert cls.name not in {a["name"] for a in ccarena.algorithms()}
+    out = tmp_path / "out"
+    exp = _fussy_experiment(tmp_path, 0.5, bad_params=True)
+    p = subprocess.run([*CCARENA, "run", str(exp), "--out", str(out), "--quiet", "--no-figure"],
+                       check=False, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cc_module" in lines[0] and "py_bad_params" in lines[0], p.stderr
+    assert not out.exists()
+
+
 def test_list_cc_shows_python_algorithms_with_their_file() -> None:
-    p = subprocess.run([*CCARENA, "list", "cc", "--cc-module", str(EXAMPLES / "reno.py")],
+    p = subprocess.run([*CCARENA, "list", "cc", "--cc-module", str(EXAMPLES / "reno.py"),
+                        "--cc-module", str(EXAMPLES / "cubic.py")],
                        check=False, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "py_reno" in p.stdout and str(EXAMPLES / "reno.py") in p.stdout.replace("\n          ", "")
+    assert "\ncubic:" in p.stdout  # beside the built-ins, with its parameters:
+    assert "hystart_low_window" in p.stdout.split("\npy_cubic:", 1)[1].split("\n\n", 1)[0]
+    p = subprocess.run([*CCARENA, "list", "cc", "--cc-module", "no_such_cc_module"],
+                       check=False, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "no_such_cc_module" in p.stderr and "ModuleNotFoundError" in p.stderr
 
 
 def _campaign_file(tmp_path: Path) -> Path:

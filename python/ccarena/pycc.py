@@ -49,12 +49,20 @@ Worker processes (``ccarena sweep --jobs N``) import the module named by
 the experiment's top-level ``cc_module`` (a module name, or a .py file
 relative to the experiment file);
 a module that calls :func:`register_cc` when imported is all they need.
+
+A package may instead declare its algorithms as entry points of the group
+``ccarena.cc`` (:data:`ENTRY_POINT_GROUP`), each ``name = "module:Class"``;
+once the package is installed, ``name`` is usable everywhere a built-in
+is, with no ``cc_module`` and no :func:`register_cc`. An entry point is
+imported and registered (under its own name) only when an experiment
+names an algorithm that is not a built-in, or by ``ccarena list cc``.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.metadata
 import importlib.util
 import inspect
 import sys
@@ -78,11 +86,19 @@ __all__ = [
     "CA_LOSS",
     "CA_OPEN",
     "CA_RECOVERY",
+    "ENTRY_POINT_GROUP",
     "HOOKS",
     "INFINITE_SSTHRESH",
     "CcHookError",
+    "ConstructionError",
+    "EntryPointError",
     "Param",
+    "check_constructs",
+    "ensure_registered",
+    "entry_point_names",
     "import_cc_modules",
+    "load_entry_point",
+    "load_entry_points",
     "python_algorithms",
     "register_cc",
     "unregister_cc",
@@ -162,24 +178,48 @@ def _maker(cls: type) -> Any:
     return make
 
 
-def _source(cls: type) -> str:
+def _source(cls: type, origin: str = "") -> str:
     try:
-        path = inspect.getsourcefile(cls) or "?"
+        path = inspect.getsourcefile(cls)
     except TypeError:
-        path = "?"
-    return f"Python: {path} ({cls.__module__}.{cls.__qualname__})"
+        path = None
+    if path is None:  # a module not in sys.modules (loaded from a file by hand): its methods know the file
+        files = [f.__code__.co_filename for f in vars(cls).values() if hasattr(f, "__code__")]
+        path = files[0] if files else "?"
+    return f"Python: {path} ({cls.__module__}.{cls.__qualname__}{origin})"
 
 
-def register_cc(cls: type, *, name: str | None = None) -> type:
+def _one_line(e: BaseException) -> str:
+    """``Type: message`` on one line."""
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _declared_params(cls: type, name: str) -> list[Param]:
+    """The class's ``params``, each a :class:`Param` that :meth:`Param.entry` accepts;
+    anything wrong (or raising) is a ValueError naming the algorithm."""
+    try:
+        params = [p if isinstance(p, Param) else Param(**p) for p in getattr(cls, "params", ())]
+        for p in params:
+            p.entry()
+    except Exception as e:  # noqa: BLE001 - whatever the declaration raised, named after the algorithm
+        raise ValueError(f"{name}: its parameter declaration (params) raised {_one_line(e)}") from None
+    return params
+
+
+def register_cc(cls: type, *, name: str | None = None, _origin: str = "") -> type:
     """Registers a Python congestion-control class under ``name`` (default:
     the class's ``name`` attribute); usable as ``cc = "<name>"`` in
     experiment files and sweeps. Registering a name again replaces it; a
-    built-in's name is refused (ValueError). Returns the class (usable as
-    a decorator)."""
+    built-in's name is refused (ValueError), as is a parameter declaration
+    that does not hold (ValueError naming the algorithm). Returns the class
+    (usable as a decorator)."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register_cc expects a class, got {cls!r}")
     name = name or getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
         raise ValueError(f"{cls.__qualname__}: set a class attribute name = \"...\" (the algorithm's name)")
-    params = [p if isinstance(p, Param) else Param(**p) for p in getattr(cls, "params", ())]
+    params = _declared_params(cls, name)
     hooks = [h for h in HOOKS if callable(getattr(cls, h, None))]
     doc = (inspect.getdoc(cls) or "").strip().splitlines()
     summary = getattr(cls, "summary", None) or (doc[0] if doc else f"{cls.__qualname__} (Python)")
@@ -189,7 +229,7 @@ def register_cc(cls: type, *, name: str | None = None) -> type:
         [p.entry() for p in params],
         hooks,
         str(summary),
-        _source(cls),
+        _source(cls, _origin),
         default_recovery=str(getattr(cls, "default_recovery", "prr")),
         needs_ecn=bool(getattr(cls, "needs_ecn", False)),
         needs_pacing=bool(getattr(cls, "needs_pacing", False)),
@@ -211,6 +251,99 @@ def unregister_cc(name: str) -> bool:
 def python_algorithms() -> dict[str, type]:
     """The registered Python algorithms by name."""
     return dict(_REGISTERED)
+
+
+class ConstructionError(ValueError):
+    """A Python algorithm's constructor raised; ``args[0]`` is one line naming the algorithm."""
+
+
+def check_constructs(name: str, params: dict[str, Any]) -> None:
+    """Builds the Python algorithm ``name`` once with ``params`` (resolved, as a
+    run would) so that a constructor that raises is found before anything runs:
+    :class:`ConstructionError`, one line naming the algorithm. Does nothing for a built-in."""
+    cls = _REGISTERED.get(name)
+    if cls is None:
+        return
+    try:
+        _maker(cls)(dict(params))
+    except Exception as e:  # noqa: BLE001 - whatever the user's constructor raised
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        raise ConstructionError(
+            f"{name}: constructing the algorithm ({cls.__qualname__}({shown})) raised {_one_line(e)}"
+        ) from None
+
+
+ENTRY_POINT_GROUP = "ccarena.cc"
+"""The entry-point group a package declares its algorithms under: ``name = "module:Class"``."""
+
+
+class EntryPointError(ValueError):
+    """An entry point of :data:`ENTRY_POINT_GROUP` that does not import or register;
+    ``args[0]`` is one line naming the entry point and the error."""
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed entry points of the group by name (the first one on sys.path wins)."""
+    found: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def entry_point_names() -> set[str]:
+    """The names the installed packages declare under :data:`ENTRY_POINT_GROUP` (nothing imported)."""
+    return set(_entry_points())
+
+
+def _describe(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    package = f" of package {dist.name} {dist.version}" if dist is not None else ""
+    return f'entry point {ENTRY_POINT_GROUP} "{ep.name}" = "{ep.value}"{package}'
+
+
+def _load(ep: importlib.metadata.EntryPoint) -> None:
+    try:
+        cls = ep.load()
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - whatever the user's module raised
+        raise EntryPointError(f"{_describe(ep)}: importing it failed: {_one_line(e)}") from None
+    try:
+        register_cc(cls, name=ep.name, _origin=f"; {_describe(ep)}")
+    except Exception as e:  # noqa: BLE001 - a class register_cc refuses
+        raise EntryPointError(f"{_describe(ep)}: {e}") from None
+
+
+def load_entry_point(name: str) -> bool:
+    """Registers the algorithm ``name`` from its entry point if a package declares
+    one and it is not registered yet; True if ``name`` is now a Python algorithm.
+    Raises :class:`EntryPointError` when the entry point does not import or its
+    class is refused."""
+    if name in _REGISTERED:
+        return True
+    ep = _entry_points().get(name)
+    if ep is None:
+        return False
+    _load(ep)
+    return True
+
+
+def load_entry_points() -> list[str]:
+    """Registers every algorithm the installed packages declare (``ccarena list cc``);
+    returns their names. Raises :class:`EntryPointError` on the first that fails."""
+    eps = _entry_points()
+    for name, ep in eps.items():
+        if name not in _REGISTERED:
+            _load(ep)
+    return list(eps)
+
+
+def ensure_registered(names: Iterable[str]) -> None:
+    """Registers from entry points those of ``names`` the registry does not know
+    (a worker process, which runs resolved experiments without validating them)."""
+    from .spec.fields import algorithms
+
+    for n in names:
+        if n not in algorithms():
+            load_entry_point(n)
 
 
 _ON_CHANGE: list[Callable[[], None]] = []

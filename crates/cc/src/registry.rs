@@ -408,9 +408,9 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
         "westwood" => AnyCc::Westwood(westwood::Westwood::new(westwood::WestwoodConfig::from_params(&p))),
         "xcp" => AnyCc::Xcp(xcp::Xcp::new()),
         _ => match external(name) {
-            Some((_, factory)) => {
-                AnyCc::External(crate::External(factory(&p).map_err(|message| ParamError { param: None, message })?))
-            }
+            Some((_, factory)) => AnyCc::External(crate::External::new(
+                factory(&p).map_err(|message| ParamError { param: None, message })?,
+            )),
             None => unreachable!("registered algorithm {name} has no constructor"),
         },
     })
@@ -462,6 +462,15 @@ mod tests {
     #[derive(Clone)]
     struct Fixed(u32);
 
+    /// How many `Fixed` were dropped: `External` drops its box by hand.
+    static FIXED_DROPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    impl Drop for Fixed {
+        fn drop(&mut self) {
+            FIXED_DROPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     impl crate::CongestionControl for Fixed {
         fn ssthresh(&mut self, _tp: &crate::Sock) -> u32 {
             self.0
@@ -511,6 +520,10 @@ mod tests {
         assert_eq!(crate::CongestionControl::ssthresh(&mut cc, &tp), 9);
         let mut copy = cc.clone();
         assert_eq!(crate::CongestionControl::ssthresh(&mut copy, &tp), 9);
+        let drops = FIXED_DROPS.load(std::sync::atomic::Ordering::Relaxed);
+        drop(copy);
+        assert_eq!(FIXED_DROPS.load(std::sync::atomic::Ordering::Relaxed), drops + 1);
+        assert_eq!(format!("{cc:?}"), "External(External(test_fixed))");
         // Defaults (Linux's) for the hooks it leaves out: Reno's growth.
         let mut tp = crate::Sock::new(1448, 10);
         tp.max_packets_out = 10;

@@ -39,10 +39,7 @@ def simulate(
     the same way, or without one comes back as ``packets``
     (:func:`ccarena.results.packets.packets_table` reads either).
     """
-    if "cc_module" in spec.resolved:  # a worker process registers the Python algorithms it runs
-        from ..pycc import import_cc_modules
-
-        import_cc_modules(spec.resolved["cc_module"])
+    _register_python_algorithms(spec)
     window = spec.metrics.get("packets_ns")
     packets = (int(window[0]), int(window[1])) if window else None
     try:
@@ -52,3 +49,19 @@ def simulate(
     except ValueError as e:
         raise SpecError("experiment", f"the engine refused it: {e}") from None
     return raw
+
+
+def _register_python_algorithms(spec: Spec) -> None:
+    """A worker process (``--jobs``, Dask) runs a resolved experiment without validating it:
+    it imports the experiment's ``cc_module`` and loads the entry points of the algorithms
+    the registry does not know. An entry point that fails is a SpecError naming it."""
+    from ..pycc import EntryPointError, ensure_registered, import_cc_modules
+
+    if "cc_module" in spec.resolved:
+        import_cc_modules(spec.resolved["cc_module"])
+    names = {str(f["cc"]) for f in spec.engine.get("flows", ())}
+    names |= {str(s["cc"]) for s in spec.engine.get("tcp_sources", ()) if "cc" in s}
+    try:
+        ensure_registered(names)
+    except EntryPointError as e:
+        raise SpecError("experiment", str(e)) from None

@@ -43,7 +43,7 @@ from typing import Any
 from ..spec import Spec, SpecError, apply_overrides, resolve
 from ..spec.document import copy_document, parse_path
 from ..spec.errors import did_you_mean
-from ..spec.fields import algorithms
+from ..spec.fields import algorithms, known_algorithm
 from ..spec.network import link_tables
 from ..spec.resolve import _cc_modules
 from ..spec.schema import EXPERIMENT
@@ -262,9 +262,9 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
     axes = _axes(sweep)
     repeat = _repeat(sweep)
     baselines = _baselines(sweep)
-    names = algorithms()
     for b in baselines:
-        if b not in names:
+        if not known_algorithm(b, "sweep.baseline"):
+            names = algorithms()
             hint = did_you_mean(b, names, n=2).strip() or f"(known: {', '.join(names)})"
             raise SpecError("sweep.baseline", f'unknown algorithm "{b}" {hint}')
     n_points = 1

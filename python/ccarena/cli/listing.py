@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_OK
+from .common import EXIT_OK, EXIT_USAGE, error
 
 __all__ = ["format_algorithms", "format_qdiscs", "register"]
 
@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
     p.add_argument("what", choices=["cc", "qdisc"], metavar="cc|qdisc",
                    help="cc: congestion-control algorithms; qdisc: queue disciplines")
     p.add_argument("--cc-module", action="append", default=[], metavar="MODULE",
-                   help="a module name or .py file registering algorithms written in Python; repeatable")
+                   help="a module name or .py file registering algorithms written in Python; repeatable "
+                   "(those of installed packages' ccarena.cc entry points are listed without it)")
     p.set_defaults(handler=list_command)
 
 
@@ -109,8 +110,18 @@ def list_command(args: argparse.Namespace) -> int:
     if args.what == "qdisc":
         print(format_qdiscs(_core.qdisc_catalogue()))
     else:
-        from ..pycc import import_cc_modules
+        from ..pycc import EntryPointError, import_cc_modules, load_entry_points
 
-        import_cc_modules([str(Path(m).absolute()) if m.endswith(".py") else m for m in args.cc_module])
+        for m in args.cc_module:
+            try:
+                import_cc_modules([str(Path(m).absolute()) if m.endswith(".py") else m])
+            except Exception as e:  # noqa: BLE001 - whatever the user's module raised, in one line
+                error(f"--cc-module {m}: importing it failed: {type(e).__name__}: {' '.join(str(e).split())}")
+                return EXIT_USAGE
+        try:
+            load_entry_points()
+        except EntryPointError as e:
+            error(str(e))
+            return EXIT_USAGE
         print(format_algorithms(_core.cc_algorithms()))
     return EXIT_OK

@@ -175,10 +175,10 @@ def resolve_cc(cc: Any, given: dict[str, Any], path: str) -> dict[str, Any]:
     """The parameters of algorithm ``cc`` with every default filled in (the registry checks them)."""
     if not isinstance(cc, str):
         raise SpecError(join(path, "cc"), f'expected an algorithm name such as "cubic", got {describe(cc)}')
-    algos = algorithms()
-    if cc not in algos:
+    if not known_algorithm(cc, join(path, "cc")):
         # Two suggestions: "bbr2" is as likely meant for bbr3 as for bbr.
-        raise SpecError(join(path, "cc"), f'unknown algorithm "{cc}" {_hint(cc, tuple(algos), n=2)}')
+        names = (*algorithms(), *sorted(_pycc.entry_point_names() - set(algorithms())))
+        raise SpecError(join(path, "cc"), f'unknown algorithm "{cc}" {_hint(cc, names, n=2)}')
     known = _param_names(cc)
     for key in given:
         if key not in known:
@@ -186,10 +186,23 @@ def resolve_cc(cc: Any, given: dict[str, Any], path: str) -> dict[str, Any]:
             raise SpecError(join(join(path, "params"), key), f'unknown parameter "{key}" for {cc} {hint}')
     try:
         return dict(_resolve_cc(cc, tuple(given.items())))
+    except _pycc.ConstructionError as e:
+        raise SpecError(join(path, "cc"), str(e)) from None
     except ValueError as e:
         param, message = e.args if len(e.args) == 2 else (None, str(e))
         where = join(path, "cc") if param is None else join(join(path, "params"), str(param))
         raise SpecError(where, str(message)) from None
+
+
+def known_algorithm(cc: str, path: str) -> bool:
+    """Whether ``cc`` is an algorithm of the registry, or of an installed package's
+    entry point (registered now); an entry point that fails is a SpecError at ``path``."""
+    if cc in algorithms():
+        return True
+    try:
+        return _pycc.load_entry_point(cc)
+    except _pycc.EntryPointError as e:
+        raise SpecError(path, str(e)) from None
 
 
 @functools.cache
@@ -205,8 +218,12 @@ def _param_names(cc: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def _resolve_cc(cc: str, given: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
-    """The registry's answer, remembered: a campaign resolves the same algorithms many times."""
-    return tuple(_core.cc_resolve(cc, dict(given)).items())
+    """The registry's answer, remembered: a campaign resolves the same algorithms many times.
+    A Python algorithm is built once with the parameters, so that a constructor that raises
+    is found here, before anything runs."""
+    resolved = _core.cc_resolve(cc, dict(given))
+    _pycc.check_constructs(cc, resolved)
+    return tuple(resolved.items())
 
 
 def _forget_registry() -> None:
