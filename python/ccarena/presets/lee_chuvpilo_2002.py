@@ -432,7 +432,9 @@ def d4_judge(values: Mapping[str, Values]) -> list[Part]:
     order gives TCP 4000 and HighSpeed TCP 1700; the bullet, that HighSpeed TCP may converge more
     slowly than TCP, fits the reverse), so the part holds when the pair (HighSpeed TCP, TCP) matches
     either assignment within a factor of :data:`TOLERANCE` (2: counts read off a plot, and the
-    convergence time's definition is not the talk's); the result names the assignments it fits."""
+    convergence time's definition is not the talk's); the result names the assignments it fits. That
+    HighSpeed TCP may converge more slowly than TCP is said as a possibility, not a result, and is not
+    tested; the result gives both medians."""
     rows = values["D4"]["runs"]
     med = {cc: _median([r["converged_rtts"] for r in rows if r["cc"] == cc]) for cc in ("xcp", "highspeed", "reno")}
     x, h, t = med["xcp"], med["highspeed"], med["reno"]
@@ -540,7 +542,8 @@ def d5_judge(values: Mapping[str, Values]) -> list[Part]:
     1-RTT sampling; it is also under 1/200 of 2550. The count: the slide's text does not tie 2550
     RTTs to HighSpeed TCP or to TCP (two captions under three labels; the bullet says HighSpeed TCP
     may rely on additive increase like TCP), so the part holds when either algorithm's time is
-    within a factor of :data:`TOLERANCE` (2) of 2550 RTTs; the result says which."""
+    within a factor of :data:`TOLERANCE` (2) of 2550 RTTs; the result says which. That HighSpeed
+    TCP may, like TCP, rely on additive increase here is said as a possibility and is not tested."""
     rows = values["D5"]["runs"]
     med = {cc: _median([r["fill_rtts"] for r in rows if r["cc"] == cc]) for cc in ("xcp", "highspeed", "reno")}
     near = [cc for cc in ("highspeed", "reno") if D5_COUNT / TOLERANCE <= med[cc] <= D5_COUNT * TOLERANCE]
@@ -613,7 +616,8 @@ def d6_judge(values: Mapping[str, Values]) -> list[Part]:
 
     Read at the smallest buffer (0.1 BDP), each value the mean over the repeats. "Well" is
     :data:`GOOD` for both utilisation and Jain's index (0.9, as in D1 and D2); HighSpeed TCP must
-    meet it under DropTail and under RED, the two queues the slide ran it with. "XCP outperforms"
+    meet it under DropTail and under RED, the two queues slide 13 ran it with (slide 12, the
+    utilisation, names no queue; slide 6 gives RED and DropTail for the study). "XCP outperforms"
     is strictly above HighSpeed TCP under either queue (the talk gives no margin)."""
     rows = values["D6"]["runs"]
     small = min((r["buffer_bdp"] for r in rows), default=math.nan)
@@ -725,8 +729,9 @@ def d7_judge(values: Mapping[str, Values]) -> list[Part]:
     reported 2, i.e. in [1.41, 2.83]: the lower end is the geometric middle between no change (1)
     and 2, so a factor nearer 2 than 1 counts, and the upper end is symmetric to it. Utilisation:
     lower with reverse flows by at least :data:`D7_UTIL_DROP` (0.01 of the link; the talk gives no
-    size, and utilisation at one setting with a 1-BDP buffer varies by less than that between
-    repeats: 1.00 in every D1 run of the previous version)."""
+    size). Without reverse flows a 1-BDP DropTail buffer keeps the link full (a window halving from
+    2 BDP stays at 1 BDP, see :data:`GOOD`), and the repeats without reverse flows agree to within
+    0.001, so a drop of 0.01 is beyond the spread between repeats."""
     rows = values["D7"]["runs"]
     mm = _means(rows, ("reverse",), "minmax")
     ut = _means(rows, ("reverse",), "util")
@@ -777,8 +782,8 @@ D_SERIES = [
         "Utilisation against bandwidth and RTT",
         LEE,
         "lee-chuvpilo-2002/d1-utilisation.toml",
-        claim="HighSpeed TCP and XCP both achieve good utilisation of the bottleneck in high bandwidth-delay "
-        "settings, as the bandwidth grows (at 100 ms) and as the RTT grows (at 200 Mbit/s)",
+        claim="where the bandwidth-delay product is large, HighSpeed TCP and XCP each keep the bottleneck well used, "
+        "both as the bandwidth grows (at 100 ms) and as the RTT grows (at 200 Mbit/s)",
         where="slide 7 (Utilization) and slide 16 (Conclusion, first point)",
         figure=d1_figure,
         measure=d1_measure,
@@ -802,11 +807,6 @@ D_SERIES = [
         figure=d2_figure,
         measure=d2_measure,
         judge=d2_judge,
-        cause="in the 200-s runs (a length the talk leaves open) a few large HighSpeed TCP flows have not yet "
-        "converged when the index is taken (100-200 s): 0.82 with 2 flows and 0.85 with 4, which pulls its mean "
-        "(0.909) below TCP's (0.939); TCP itself is at 0.897 and 0.895 with 2 and 8 flows. D4 finds HighSpeed TCP "
-        "needs about 1400 RTTs to converge at a quarter of this rate. A diagnostic, not the preset: the same runs "
-        "lasting 600 s give, over 300-600 s, HighSpeed TCP 0.992-0.999 and TCP 0.961-0.996 with 2 and 4 flows",
         needs=("xcp",),
         quick={**_ONE, "duration": "100s", "sweep.flows[0].count": [2, 8]},
     ),
@@ -815,8 +815,8 @@ D_SERIES = [
         "TCP-friendliness of HighSpeed TCP",
         LEE,
         "lee-chuvpilo-2002/d3-friendliness.toml",
-        claim="a HighSpeed TCP flow starves a TCP flow even at a moderate bandwidth (50 Mbit/s), whereas two TCP "
-        "flows are fair to each other",
+        claim="even at a moderate bandwidth (50 Mbit/s) one HighSpeed TCP flow starves a competing TCP flow, while "
+        "two TCP flows share the link fairly",
         where="slide 9 (TCP-friendliness) and slide 16 (Conclusion, third point)",
         figure=d3_figure,
         measure=d3_measure,
@@ -846,11 +846,12 @@ D_SERIES = [
         "Taking suddenly freed bandwidth",
         LEE,
         "lee-chuvpilo-2002/d5-freed-bandwidth.toml",
-        claim="XCP takes suddenly freed bandwidth immediately, whereas taking it takes 2550 RTTs on the slow side; "
-        "HighSpeed TCP may, like TCP, depend on additive increase to take it",
+        claim="XCP takes suddenly freed bandwidth immediately, whereas HighSpeed TCP or TCP (the text does not "
+        "say which) needs 2550 RTTs for it; HighSpeed TCP may, like TCP, depend on additive increase to take it",
         where="slide 11 (Dynamics (Fetching BW))",
-        reported="XCP: immediately; 2550 RTTs (the caption; the text does not say whether for HighSpeed TCP or "
-        "for TCP)",
+        reported="XCP: immediately; 2550 RTTs (the caption as the text gives it; the text does not say whether "
+        "for HighSpeed TCP or for TCP, and it mangles symbols elsewhere, e.g. the '=' of the setup lines is lost and "
+        "the '>' of the conclusion reads 'gt', so a range such as 25-50 RTTs cannot be ruled out; judged as 2550)",
         figure=d5_figure,
         measure=d5_measure,
         judge=d5_judge,
@@ -859,7 +860,8 @@ D_SERIES = [
         "from any window in at most about 600 RTTs (HighSpeed TCP faster); 2550 RTTs at one packet per RTT would "
         "need a window deficit of 2550 packets, i.e. packets under 250 B. Measured medians to 90 % of the link: "
         "HighSpeed TCP 40 RTTs, TCP 128 RTTs, the remaining flow's window being near the pipe already when the "
-        "other stops (1-BDP queue)",
+        "other stops (1-BDP queue). Were the caption a range garbled by the transcript (25-50 RTTs), HighSpeed "
+        "TCP's 40 RTTs would lie in it; that reading is not judged",
         needs=("xcp",),
         quick=_ONE,
     ),
@@ -868,13 +870,13 @@ D_SERIES = [
         "Buffer size against utilisation and fairness, DropTail and RED",
         LEE,
         "lee-chuvpilo-2002/d6-buffer-size.toml",
-        claim="with a small buffer of 0.1 BDP both HighSpeed TCP and XCP work well in utilisation and in "
-        "fairness, and XCP does better than HighSpeed TCP on both",
+        claim="a buffer as small as 0.1 BDP is enough for HighSpeed TCP and for XCP to reach good utilisation and "
+        "good fairness, and XCP beats HighSpeed TCP on each of the two",
         where="slides 12-13 (Buffering (Utilization), Buffering (Fairness)) and slide 16 (Conclusion, fifth point)",
         figure=d6_figure,
         measure=d6_measure,
         judge=d6_judge,
-        cause="HighSpeed TCP's utilisation at 0.1 BDP is 0.87 under DropTail and 0.77 under RED, below the 0.9 fixed "
+        cause="HighSpeed TCP's utilisation at 0.1 BDP is 0.87 under DropTail and 0.74 under RED, below the 0.9 fixed "
         "in advance (the talk gives no number). Under DropTail ten flows of about 264 packets at overflow each cut "
         "by b(w) = 0.40 (about 105 packets); the 240-packet buffer absorbs two such cuts, so an overflow that makes "
         "three or more flows cut idles the link (0.92 at 0.2 BDP). RED with ns-2's default thresholds (5 and 15 "
@@ -888,8 +890,8 @@ D_SERIES = [
         "Reverse-direction flows",
         LEE,
         "lee-chuvpilo-2002/d7-reverse-traffic.toml",
-        claim="flows in the reverse direction (through ACK compression and out-of-phase queue synchronisation) "
-        "lower the min-max fairness of HighSpeed TCP flows, by a factor of 2, and their utilisation",
+        claim="traffic in the reverse direction halves the min-max fairness of HighSpeed TCP flows and also lowers "
+        "their utilisation, through ACK compression and out-of-phase queue synchronisation",
         where="slide 14 (Effects of Reverse Flows)",
         reported="min-max fairness of HighSpeed TCP lowered by a factor of 2",
         figure=d7_figure,
