@@ -1,14 +1,16 @@
 """Runs every full preset (or the IDs given), stores what each measured beside its campaign file,
 and writes the README's table of published experiments from the stored results.
 
-    python bench/reproduce_all.py [ID ...] [--jobs N] [--out DIR] [--backend emu] [--table-only]
+    python bench/reproduce_all.py [ID ...] [--jobs N] [--out DIR] [--backend emu|host] [--table-only]
 
 Each preset runs into DIR/ID (default results/reproduce/ID; a finished campaign is reused, an
 interrupted one resumed), with the other sides of its dispute beside it. Its values go to
 scenarios/<paper>/results/<id>.json with the commit, version, date, runs and wall time; then the
 README's table (between its markers) is rewritten from every stored result, each verdict judged
 afresh. --backend emu runs the presets on the kernel's TCP through the emulator (root; the E
-series) and stores them as <id>-emu.json, shown beside the simulator's in the table.
+series) and stores them as <id>-emu.json, shown beside the simulator's in the table; --backend
+host reruns the presets whose paper ran on a testbed in the simulator with the testbed's sending
+hosts (1 Gbit/s NICs, 64 KB TSO bursts) and stores them as <id>-host.json, shown likewise.
 --table-only rewrites the table without running anything.
 """
 
@@ -30,10 +32,13 @@ def main() -> int:
     ap.add_argument("ids", nargs="*", metavar="ID")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="results/reproduce")
-    ap.add_argument("--backend", choices=("sim", "emu"), default="sim")
+    ap.add_argument("--backend", choices=("sim", "emu", "host"), default="sim",
+                    help="host: the simulator with the testbed's sending hosts (presets whose paper ran on a testbed)")
     ap.add_argument("--table-only", action="store_true", help="rewrite the README's table from the stored results")
     args = ap.parse_args()
     presets = [get(i) for i in args.ids] if args.ids else PRESETS
+    if args.backend == "host":
+        presets = [p for p in presets if p.testbed]
     done: set[str] = set()
     for p in [] if args.table_only else presets:
         if p.missing():

@@ -358,3 +358,17 @@ def test_every_model_at_once_conserves_packets_and_repeats_exactly(tmp_path: Pat
     assert (tmp_path / "a" / "summary.json").read_bytes() == (tmp_path / "b" / "summary.json").read_bytes()
     names = [link["name"] for link in a.summary["links"]]
     assert names[:2] == ["forward", "reverse"] and names[2:] == ["access0", "access1", "access2"]
+
+
+def test_list_traces_names_each_shipped_trace_with_its_own_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    from ccarena import cli
+    from ccarena.spec.linkmodels import shipped_traces
+
+    assert cli.main(["list", "traces"]) == 0
+    out = capsys.readouterr().out
+    for name in shipped_traces():
+        assert f"\n{name}  " in f"\n{out}"
+    assert "square-12-36mbps-1s  24.000 Mbit/s, 4000 opportunities, period 2000 ms" in out
+    # A shipped trace is named by a link as it is listed.
+    spec = ccarena.load_spec(udp_through({"trace": "constant-48mbps"}))
+    assert spec.engine["bottleneck"]["rate_bps"] == 48_000_000

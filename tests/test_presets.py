@@ -284,3 +284,25 @@ def test_ensemble_band_stays_within_what_the_link_carries(tmp_path: Path) -> Non
     fig = ensemble(_small_campaign(tmp_path / "three", 3), "point", str, ylabel="Mbit/s")
     assert not [c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]
     assert len(fig.axes[0].lines) == 2 * 3 + 2
+
+
+def test_the_host_variant_puts_every_flow_of_a_testbed_preset_behind_a_1gbps_nic() -> None:
+    """``--backend host`` reruns a testbed's preset in the simulator with its sending hosts: every
+    run's flows get an access link at 1 Gbit/s and TSO (the unpaced ones); a simulation-only paper's
+    preset has no host variant."""
+    from ccarena.campaign.campaign import plan
+    from ccarena.presets.registry import TESTBED_HOST
+    from ccarena.presets.reproduce import PresetUnavailable, reproduce
+
+    p = get("B5")
+    assert p.testbed and p.document(backend="host")["tcp"]["host"] == TESTBED_HOST
+    g, _ = plan(p.document(quick=True, backend="host"))
+    for run in g.runs:
+        flows = run.spec.engine["flows"]
+        assert all(f["access"] == {"rate_bps": 1_000_000_000, "queue_pkts": 1000} for f in flows)
+        assert all(("tso" in f) == (not f["pacing"]) for f in flows)
+    plain, _ = plan(p.document(quick=True))
+    assert all("access" not in f for run in plain.runs for f in run.spec.engine["flows"])
+    assert not get("D1").testbed
+    with pytest.raises(PresetUnavailable, match="D1 did not run on a testbed"):
+        reproduce(get("D1"), quick=True, backend="host")

@@ -10,19 +10,21 @@ from typing import Any
 
 from .common import EXIT_OK, EXIT_USAGE, error
 
-__all__ = ["format_algorithms", "format_qdiscs", "register"]
+__all__ = ["format_algorithms", "format_qdiscs", "format_traces", "register"]
 
 
 def register(sub: Any) -> None:
     """Adds ``list`` to the subcommands."""
     p = sub.add_parser(
         "list",
-        help="list what ccarena offers: cc (congestion-control algorithms), qdisc (queue disciplines)",
+        help="list what ccarena offers: cc (congestion-control algorithms), qdisc (queue disciplines), "
+        "traces (the delivery traces it ships)",
         description="List the congestion-control algorithms (cc) or the queue disciplines (qdisc) with "
-        "their sources and parameters (name, type and range, default, meaning).",
+        "their sources and parameters (name, type and range, default, meaning), or the delivery traces "
+        "ccarena ships (traces: name, rate, length and recipe; a link's trace = \"NAME\").",
     )
-    p.add_argument("what", choices=["cc", "qdisc"], metavar="cc|qdisc",
-                   help="cc: congestion-control algorithms; qdisc: queue disciplines")
+    p.add_argument("what", choices=["cc", "qdisc", "traces"], metavar="cc|qdisc|traces",
+                   help="cc: congestion-control algorithms; qdisc: queue disciplines; traces: shipped traces")
     p.add_argument("--cc-module", action="append", default=[], metavar="MODULE",
                    help="a module name or .py file registering algorithms written in Python; repeatable "
                    "(those of installed packages' ccarena.cc entry points are listed without it)")
@@ -103,12 +105,29 @@ def format_qdiscs(qdiscs: Sequence[dict[str, Any]], width: int = 100) -> str:
     return "\n\n".join(blocks)
 
 
+def format_traces() -> str:
+    """The text of ``ccarena list traces``: each shipped trace's name, own rate, period and recipe."""
+    from ..spec.linkmodels import read_trace, shipped_traces
+    from ..traces import mean_rate_bps
+
+    lines = []
+    for name, path in shipped_traces().items():
+        times = read_trace(path, name)
+        recipe = path.with_suffix(".md").read_text(encoding="utf-8").split("\n\n")[1] if path.with_suffix(".md").exists() else ""
+        lines.append(f"{name}  {mean_rate_bps(times) / 1e6:.3f} Mbit/s, {len(times)} opportunities, period {times[-1]} ms")
+        lines.append(f"  {' '.join(recipe.split())}")
+        lines.append(f"  {path}")
+    return "\n".join(lines)
+
+
 def list_command(args: argparse.Namespace) -> int:
     """Runs ``ccarena list``."""
     from .. import _core
 
     if args.what == "qdisc":
         print(format_qdiscs(_core.qdisc_catalogue()))
+    elif args.what == "traces":
+        print(format_traces())
     else:
         from ..pycc import EntryPointError, import_cc_modules, load_entry_points
 

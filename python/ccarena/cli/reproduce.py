@@ -49,7 +49,9 @@ def register(sub: Any) -> None:
     p.add_argument("--quick", action="store_true", help="the reduced form: fewer points, repeats and seconds")
     p.add_argument("--jobs", metavar="N", type=int, help="worker processes (default: one per core)")
     p.add_argument("--out", metavar="DIR", help="the campaign's folder (default: results/reproduce/ID[-quick])")
-    p.add_argument("--backend", choices=("sim", "emu"), default="sim", help="sim (default) or emu (the kernel's TCP)")
+    p.add_argument("--backend", choices=("sim", "emu", "host"), default="sim",
+                   help="sim (default), emu (the kernel's TCP), or host (the simulator with the testbed's sending hosts: "
+                   "1 Gbit/s NICs and 64 KB TSO bursts; presets whose paper ran on a testbed)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or per-run lines")
     p.set_defaults(handler=reproduce_command)
 

@@ -193,6 +193,10 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     for line in spec.warnings:
         print(f"warning: {line}", file=sys.stderr)
+    from ..spec.linkmodels import trace_notes
+
+    for line in trace_notes(spec.engine):
+        print(line, file=sys.stderr)
     refused = _check_estimate(spec, args)
     if refused is not None:
         return refused

@@ -646,6 +646,7 @@ B_SERIES = [
         "The test grid (standard TCP measured at every point)",
         LEITH,
         "leith-2007/b1-grid.toml",
+        testbed=True,
         claim="performance should be measured over a grid of bandwidths, RTTs, queue sizes and background "
         "loads, with standard TCP always measured as the baseline; the slides state the grid, not a result on it",
         where='slides "Background (cont)" and "Some minor practical issues"',
@@ -664,6 +665,7 @@ B_SERIES = [
         "Convergence of two CUBIC flows",
         LEITH,
         "leith-2007/b2-convergence.toml",
+        testbed=True,
         claim="with unsynchronised drops (200 bidirectional web flows) a second CUBIC flow still converges "
         "slowly to the first's rate; the cause is that low-cwnd flows grab bandwidth less aggressively and the "
         "0.8 backoff (standard TCP: 0.5) releases bandwidth slowly",
@@ -674,9 +676,9 @@ B_SERIES = [
             " inside the 100 s the check calls slow, though the backoff of 0.8 does slow it (10 s with 0.5, 150 s"
             " without fast convergence); and the low-cwnd flow's window grows as fast as the other's (41.5 "
             "against 42.0 packets per second over 110-200 s), as CUBIC's growth in real time would have it. The "
-            "slides give no time to compare with; the likeliest cause, a model limit: ccarena's senders are "
-            "ACK-clocked and send no line-rate (TSO) bursts, so the web traffic's drops fall on both flows in "
-            "proportion to their rates; not established"
+            "slides give no time to compare with. With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth): still 60 s, growth ratio 0.94, and backoff "
+            "0.5 slower than 0.8 (230 s): the hosts' line-rate bursts do not make convergence slow in ccarena's "
+            "model either; the cause is not established"
         ),
         figure=b2_figure,
         measure=b2_measure,
@@ -688,6 +690,7 @@ B_SERIES = [
         "Prolonged unfairness between three CUBIC flows",
         LEITH,
         "leith-2007/b3-prolonged-unfairness.toml",
+        testbed=True,
         claim="in highly unsynchronised conditions (25 on-off sessions) sustained periods of unfairness between "
         "CUBIC flows occur, extending to hundreds of seconds",
         where='slide "Does slow convergence matter?" (second)',
@@ -695,9 +698,8 @@ B_SERIES = [
         cause=(
             "no run of three CUBIC 2.6 flows holds a 1.5x split for 100 s at the 100 % BDP buffer Rhee describes "
             "(longest 0-70 s, in cwnd and in rate alike); the same file at 20 % BDP (ccarena sweep --set "
-            "topology.bottleneck.buffer=0.2bdp, not the preset) gives 120 and 130 s in 2 of 5 runs. Likeliest "
-            "remaining cause, a model limit: ccarena's senders send no line-rate (TSO) bursts, so the on-off "
-            "traffic's drops fall on the flows in proportion to their rates; not established"
+            "topology.bottleneck.buffer=0.2bdp, not the preset) gives 120 and 130 s in 2 of 5 runs. With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth): "
+            "longer stretches (0-80 s) but none of 100 s. The cause is not established"
         ),
         figure=b3_figure,
         measure=b3_measure,
@@ -709,6 +711,7 @@ B_SERIES = [
         "The cost of missing a drop: CUBIC and H-TCP",
         LEITH,
         "leith-2007/b4-missed-drop.toml",
+        testbed=True,
         claim="like other high-speed protocols CUBIC increases aggressively, and the cost of a flow missing a "
         "drop, measured by the coefficient of variation of throughput, is similar for CUBIC and H-TCP",
         where="slides \"Cost of 'missing a drop'\" (four) and the summary slide",
@@ -717,7 +720,8 @@ B_SERIES = [
             "CUBIC 2.6's throughput varies 2.3 times as much as H-TCP's (CoV 0.077 against 0.034 over 10 s "
             "windows); not the buffer, which the slides leave open: at 20 % BDP (ccarena sweep --set "
             "topology.bottleneck.buffer=0.2bdp, not the preset) 2.6 times (0.135 against 0.053). Why H-TCP's "
-            "throughput varies less in ccarena's model than in the slides' testbed is not established"
+            "throughput varies less in ccarena's model than in the slides' testbed is not established. With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth): "
+            "the two vary alike (CoV 0.075 against 0.055, 1.36 times), as the slides say"
         ),
         figure=b4_figure,
         measure=b4_measure,
@@ -729,6 +733,7 @@ B_SERIES = [
         "Link utilisation against buffer size",
         LEITH,
         "leith-2007/b5-utilisation-vs-buffer.toml",
+        testbed=True,
         claim="at higher speeds, with buffers below 30 % of the BDP, CUBIC's link utilisation falls to around "
         "50 % of capacity (two flows, 10 and 250 Mbit/s, RTT 100 ms)",
         where='slide "Link utilisation" and the summary slide',
@@ -737,9 +742,11 @@ B_SERIES = [
             "two flows keep the link busy at 2-20 % of the BDP: in ccarena's simulator (CUBIC 2.6: 0.95 to 1.00; "
             "Reno 0.80 to 0.87) and on Linux's TCP with TSO through ccarena's emulator (CUBIC with the 2.6 "
             "settings: 0.81 to 1.00), and Rhee could not recreate the figure on his testbed either (C3). The "
-            "cause of the slides' 50 % is not established: what differs from their testbed (its NICs, the "
-            "2.6.19-2.6.21 kernel's CUBIC, whose per-RTT growth cap ccarena does not model) is not in either of "
-            "ccarena's backends"
+            "cause of the slides' 50 % is not established. With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth): CUBIC 2.6 "
+            "collapses at 2 % BDP (0.14: 42 packets of buffer hold less than one 45-segment burst) and keeps "
+            "0.95-1.00 at 5-20 %, so the bursts explain a collapse below one burst's worth of buffer, not 50 % "
+            "across the range; the 2.6.19-2.6.21 kernel's CUBIC, whose per-RTT growth cap ccarena does not model, "
+            "is in neither backend"
         ),
         figure=b5_figure,
         measure=b5_measure,
@@ -763,6 +770,7 @@ B_SERIES = [
         "RTT unfairness depends on the start order",
         LEITH,
         "leith-2007/b6-rtt-unfairness.toml",
+        testbed=True,
         claim="for CUBIC flows with different RTTs the unfairness between them depends on their start times "
         "(the authors leave open whether from a stability issue or the implementation); at low cwnds "
         "quantisation matters",
@@ -772,7 +780,8 @@ B_SERIES = [
             "at 250 Mbit/s two CUBIC 2.6 flows end at the same split in either order (1.14 and 1.17 over the last"
             " 300 s): CUBIC's growth in real time brings both flows to one cycle within the first 300 s. The runs"
             " draw no random numbers and have no background traffic; whether a testbed's timing noise keeps the "
-            "flows in the state the start left them is not established"
+            "flows in the state the start left them is not established. With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth): 1.16 and 1.53 at 250 Mbit/s, 2.16 "
+            "and 2.94 at 1 Mbit/s with 13 KB, both parts short of the check"
         ),
         figure=b6_figure,
         measure=b6_measure,
@@ -788,6 +797,7 @@ B_SERIES = [
         "Friendliness to one standard TCP flow",
         LEITH,
         "leith-2007/b7-friendliness.toml",
+        testbed=True,
         claim="one new-protocol flow competing with one standard TCP flow under the same conditions; the "
         "slides show the figure and state no result",
         where='slide "Friendliness (NewTCP flow competing with legacy flow, same conditions)"',

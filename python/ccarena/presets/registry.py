@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..campaign import Campaign
 
-__all__ = ["SCENARIOS", "VERDICTS", "Dispute", "Part", "Preset", "Values", "Verdict", "available", "quick_document"]
+__all__ = ["SCENARIOS", "TESTBED_HOST", "VARIANTS", "VERDICTS", "Dispute", "Part", "Preset", "Values", "Verdict", "available", "quick_document"]
 
 SCENARIOS = Path(os.environ.get("CCARENA_SCENARIOS") or Path(__file__).resolve().parents[3] / "scenarios")
 """The campaign files: the checkout's scenarios/ folder (``make install`` installs the package in
@@ -34,6 +34,19 @@ gets through per wall second on this machine (2 cores, shared). Measured over th
 from 0.7e6 (A1 and A4, fast links filled by long-lived flows) to 5e6 (E1, links that random loss
 keeps half empty); the lowest is used, so ``--list`` gives an upper estimate."""
 
+
+TESTBED_HOST = {"nic": "1Gbps"}
+"""The sending hosts of the 2005-2007 testbeds (Rhee and Xu's, Leith et al.'s, Rhee's rerun): Linux
+2.6 with 1 Gbit/s NICs and TCP segmentation offload, so that an unpaced sender's data reach the
+bottleneck in bursts of up to 64 KB at line rate, behind a 1000-packet host queue (``flows.host``'s
+defaults). Applied to every flow group; background transfers keep the simulator's smooth senders."""
+
+VARIANTS = {
+    "emu": "kernel (emu backend)",
+    "host": "with the testbed's hosts (1 Gbit/s NIC, TSO bursts)",
+}
+"""Runs of a preset beside the simulator's: on the kernel's TCP through the emulator, and in the
+simulator with the testbed's sending hosts; each stored as ``<id>-<variant>.json``."""
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "figure only")
 """The verdict words, each with one meaning: every part of the paper's claim holds in ccarena's
@@ -133,6 +146,9 @@ class Preset:
     """Overrides of the full form for the kernel's run through the emulator (real time: the
     campaign file's header states what they leave out and why); empty when the full form runs."""
     needs: tuple[str, ...] = ()
+    testbed: bool = False
+    """The paper's numbers came from a testbed of Linux hosts: the ``host`` variant reruns the
+    campaign in the simulator with those hosts (:data:`TESTBED_HOST`)."""
 
     @property
     def path(self) -> Path:
@@ -182,6 +198,10 @@ class Preset:
                 "(set CCARENA_SCENARIOS to it when ccarena is installed elsewhere)",
             )
         raw = read_toml(self.path)
+        if backend == "host":
+            tcp = dict(raw.get("tcp", {}))
+            tcp["host"] = dict(TESTBED_HOST)
+            raw = {**raw, "tcp": tcp}
         if quick:
             return quick_document(raw, self.quick)
         return quick_document(raw, self.kernel) if backend == "emu" and self.kernel else raw

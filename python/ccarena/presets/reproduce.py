@@ -41,7 +41,7 @@ def default_out(preset: Preset, quick: bool, backend: str) -> Path:
     return (
         Path("results")
         / "reproduce"
-        / (preset.id.lower() + ("-quick" if quick else "") + ("-emu" if backend == "emu" else ""))
+        / (preset.id.lower() + ("-quick" if quick else "") + ("" if backend == "sim" else f"-{backend}"))
     )
 
 
@@ -110,30 +110,36 @@ def reproduce(
     quiet: bool = True,
 ) -> Reproduction:
     """Runs the preset's campaign (resuming one already in ``out``) and, when the preset is one side
-    of a dispute, the other sides' campaigns beside it (in the simulator only: on the kernel the
-    preset's own claim is judged, on its kernel form); draws the paper's figure next to the report
+    of a dispute, the other sides' campaigns beside it (in the simulator, with the testbed's hosts
+    too for ``backend = "host"``, :data:`TESTBED_HOST`; on the kernel the preset's own claim is
+    judged, on its kernel form); draws the paper's figure next to the report
     (``figure-ID.png`` and ``.svg``; the other sides' in their folders), judges the claim and writes
     the report with the figure, the verdict and the dispute in it."""
     from .disputes import dispute_of
     from .experiments import PRESETS
 
     by_id = {p.id: p for p in PRESETS}
-    d = dispute_of(preset.id) if backend == "sim" else None
-    involved = [preset] + [by_id[i] for i in (d.ids if d else preset.with_) if i != preset.id and backend == "sim"]
+    if backend == "host" and not preset.testbed:
+        raise PresetUnavailable(f"{preset.id} did not run on a testbed of hosts: it has no host variant")
+    d = dispute_of(preset.id) if backend in ("sim", "host") else None
+    involved = [preset] + [
+        by_id[i] for i in (d.ids if d else preset.with_) if i != preset.id and backend in ("sim", "host")
+    ]
     for p in involved:
         missing = p.missing()
         if missing:
             raise PresetUnavailable(f"{p.id} needs {', '.join(missing)}, which this ccarena does not have yet")
     folder = Path(out) if out is not None else default_out(preset, quick, backend)
-    c = sweep(preset.document(quick, backend), out=folder, jobs=jobs, backend=backend, quiet=quiet)
+    engine = "sim" if backend == "host" else backend
+    c = sweep(preset.document(quick, backend), out=folder, jobs=jobs, backend=engine, quiet=quiet)
     values: dict[str, Values] = {preset.id: measure_into(preset, c)}
     others: dict[str, Campaign] = {}
     for p in involved[1:]:
         oc = sweep(
-            p.document(quick),
+            p.document(quick, backend if p.testbed else "sim"),
             out=_other_out(Path(out) if out is not None else None, preset, p, quick, backend),
             jobs=jobs,
-            backend=backend,
+            backend=engine,
             quiet=quiet,
         )
         others[p.id] = oc

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .registry import Preset, Values, Verdict
+from .registry import VARIANTS, Preset, Values, Verdict
 
 __all__ = [
     "TABLE_BEGIN",
@@ -137,6 +137,11 @@ def readme_table(presets: Sequence[Preset]) -> str:
     from .disputes import DISPUTES
 
     values = stored_values(presets)
+    # A variant's judge reads the variant's values of the presets it reads, where they exist.
+    variant_values = {
+        variant: {**values, **{q.id: doc["values"] for q in presets if (doc := load(q, variant)) is not None}}
+        for variant in VARIANTS
+    }
     rows = [
         "| experiment | the paper's claim (where) | the paper's numbers | ccarena, full preset | verdict | run |",
         "|---|---|---|---|---|---|",
@@ -157,12 +162,15 @@ def readme_table(presets: Sequence[Preset]) -> str:
         else:
             result, word = v.measured(), v.summary()
         run = f"{doc['date']}, {doc['commit']}, {doc['runs']} runs, {doc['wall_s']} s"
-        emu = load(p, "emu")
-        if emu is not None and p.judge is not None:
-            ev = p.verdict({**values, p.id: emu["values"]})
-            result += f"; kernel (emu backend): {ev.measured()}"
-            word = f"simulator: {word}; kernel: {ev.summary()}"
-            run += f"; kernel: {emu['date']}, {emu['commit']}, {emu['runs']} runs, {emu['wall_s']} s"
+        for variant, short in (("emu", "kernel"), ("host", "testbed hosts")):
+            name = VARIANTS[variant]
+            other = load(p, variant)
+            if other is None or p.judge is None:
+                continue
+            ev = p.verdict(variant_values[variant])
+            result += f"; {name}: {ev.measured()}"
+            word = f"{word if word.startswith('simulator: ') else 'simulator: ' + word}; {short}: {ev.summary()}"
+            run += f"; {short}: {other['date']}, {other['commit']}, {other['runs']} runs, {other['wall_s']} s"
         rows.append(
             f"| {p.id} {_cell(p.title)} | {_cell(claim)} | {_cell(p.reported or '-')} | {_cell(result)} | "
             f"{_cell(word)} | {run} |"
@@ -174,6 +182,9 @@ def readme_table(presets: Sequence[Preset]) -> str:
             continue
         have = all(i in values for i in d.ids)
         said = d.settle(values) if have else "not every side has a stored full run"
+        hosts = variant_values["host"]
+        if have and all(load(by_id[i], "host") is not None for i in d.ids):
+            said += f" With the testbed's hosts (1 Gbit/s NICs, TSO bursts): {d.settle(hosts)}"
         rows.append(f"| {' / '.join(d.ids)}: {_cell(d.question)} | {_cell(d.sides)} | {_cell(said)} |")
     return "\n".join(rows) + "\n"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 __all__ = ["format_summary"]
@@ -18,6 +19,16 @@ def _mbps(bps: Any) -> str:
     return "-" if bps is None else f"{bps / 1e6:.2f}"
 
 
+def _link_rate(table: Mapping[str, Any]) -> str:
+    """A link's rate as spec.toml writes it: a rate, a schedule ("50Mbps, 10Mbps from 10s") or a trace."""
+    rate = table["rate"]
+    if isinstance(rate, list):
+        rate = ", ".join(r if k == 0 else f"{r} from {t}" for k, (t, r) in enumerate(rate))
+    if "trace" in table:
+        rate = f"trace {Path(str(table['trace'])).name} ({rate})"
+    return str(rate)
+
+
 def format_summary(s: Mapping[str, Any], spec: Mapping[str, Any], engine_seconds: float | None = None) -> str:
     """The text summary printed by ``ccarena run``, from summary.json, spec.toml and the engine's wall time."""
     from ..spec.network import bottleneck_table
@@ -26,7 +37,7 @@ def format_summary(s: Mapping[str, Any], spec: Mapping[str, Any], engine_seconds
     rtt = spec["topology"].get("rtt")
     head = (
         f"{s['name']}  seed {s['seed']}  {s['duration_s']:g} s  {len(s['flows'])} flows  "
-        f"bottleneck {bn['rate']}, buffer {bn['buffer']}"
+        f"bottleneck {_link_rate(bn)}, buffer {bn['buffer']}"
     )
     buf = s["bottleneck"].get("buffer_pkts")
     if buf is not None:

@@ -40,6 +40,7 @@ __all__ = [
     "link_rate",
     "read_trace",
     "shipped_traces",
+    "trace_notes",
 ]
 
 MODEL_KEYS = ("trace", "trace_mode", "trace_once", "jitter", "ack_aggregation", "policer", "shaper")
@@ -252,3 +253,21 @@ def link_models(table: Mapping[str, Any], path: str, delay_ns: int, delay_steps:
     out.engine = engine or None
     out.resolved = resolved
     return out
+
+
+def trace_notes(engine: Mapping[str, Any]) -> list[str]:
+    """One line per link driven by a trace: its name, length and own rate (printed before a run)."""
+    net = engine.get("network") or {}
+    links = [engine["bottleneck"], engine["reverse"], *net.get("links", ())]
+    names = list(net.get("names") or ["bottleneck", "reverse"])
+    out = []
+    for name, link in zip(names, links, strict=False):
+        tr = (link.get("model") or {}).get("trace")
+        if tr is None:
+            continue
+        times = tr["opportunities_ms"]
+        rate = len(times) * 12_000_000 / times[-1]
+        once = ", once" if tr.get("once") else f", looping every {format_time(times[-1] * 1_000_000)}"
+        out.append(f"{name}: trace of {len(times)} opportunities{once}: {rate / 1e6:.3f} Mbit/s ({tr['mode']} accounting)")
+    return out
+
