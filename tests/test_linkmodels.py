@@ -372,3 +372,14 @@ def test_list_traces_names_each_shipped_trace_with_its_own_rate(capsys: pytest.C
     # A shipped trace is named by a link as it is listed.
     spec = ccarena.load_spec(udp_through({"trace": "constant-48mbps"}))
     assert spec.engine["bottleneck"]["rate_bps"] == 48_000_000
+
+
+def test_jitter_counts_as_randomness_for_repeats() -> None:
+    from ccarena.campaign.grid import has_randomness
+
+    plain = {"duration": "1s", "topology": {"rtt": "20ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp"}},
+             "flows": [{"cc": "reno"}]}  # fmt: skip
+    jittery = {**plain, "topology": {"rtt": "20ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp",
+                                                                   "jitter": {"max": "1ms"}}}}  # fmt: skip
+    assert not has_randomness(ccarena.load_spec(plain))
+    assert has_randomness(ccarena.load_spec(jittery))

@@ -451,3 +451,27 @@ def test_a_stepped_run_stops_at_the_hook_that_raised_and_steps_like_one_run() ->
     while not sim.done:
         sim.step(0.37)
     assert sim.finish().summary == whole
+
+
+class Dice:
+    """Reno that draws its backoff from a generator seeded by the engine (tp.rng_seed)."""
+
+    name = "py_dice"
+    randomized = True
+
+    def ssthresh(self, tp: Any) -> int:
+        import random
+
+        return max(int(tp.snd_cwnd * random.Random(tp.rng_seed + tp.delivered).uniform(0.4, 0.6)), 2)
+
+
+def test_a_python_algorithm_that_draws_random_numbers_says_so_for_repeats() -> None:
+    # Without randomness repeats of a scenario are identical, and the campaign says so; a Python
+    # algorithm declares that it draws (class attribute randomized), as BBR does in the registry.
+    from ccarena.campaign.grid import has_randomness
+
+    ccarena.register_cc(Dice)
+    ccarena.register_cc(Nothing)
+    doc = experiment({}, [{"cc": "py_dice"}])
+    assert has_randomness(ccarena.load_spec(doc))
+    assert not has_randomness(ccarena.load_spec(experiment({}, [{"cc": "py_nothing"}])))

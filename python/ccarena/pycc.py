@@ -36,7 +36,10 @@ samples are read-only views, valid during the call only):
 
 Class attributes: ``name`` (required), ``summary``, ``params`` (a list of
 :class:`Param`), ``needs_ecn``, ``needs_pacing``, ``default_recovery``
-("prr" or "newreno"), ``metric_names``. The parameters are checked by the
+("prr" or "newreno"), ``metric_names``, ``randomized`` (true when the
+algorithm draws random numbers, seeded from ``tp.rng_seed``, so that a
+campaign's repeats differ: without it repeats of an otherwise
+deterministic scenario are flagged as identical). The parameters are checked by the
 same code as the built-ins'. The class is called with the resolved
 parameters as keyword arguments if it defines ``__init__``; otherwise
 they are set as attributes of a new instance.

@@ -223,12 +223,20 @@ _RANDOM_QDISCS = ("red", "pie")
 
 def has_randomness(spec: Spec) -> bool:
     """Whether the run draws any random number: loss, background traffic, RTT or start distributions,
-    a RED or PIE queue, or an algorithm that does (the registry's ``randomized``: BBR's ProbeBW phase)."""
+    a RED or PIE queue, a link's jitter, or an algorithm that does (the registry's ``randomized``: BBR's
+    ProbeBW phase; a Python algorithm's class attribute ``randomized``)."""
     r = spec.resolved
     algos = algorithms()
-    if any(algos[str(g["cc"])].get("randomized", False) for g in r.get("flows", [])):
-        return True
+    from ..pycc import python_algorithms
+
+    python = python_algorithms()
+    for g in r.get("flows", []):
+        cc = str(g["cc"])
+        if algos[cc].get("randomized", False) or bool(getattr(python.get(cc), "randomized", False)):
+            return True
     links = link_tables(r)
+    if any("jitter" in link or "jitter" in (link.get("reverse") or {}) for link in links):
+        return True
     if any(link.get("qdisc") in _RANDOM_QDISCS for link in links):
         return True
     for link in links:
