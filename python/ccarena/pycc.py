@@ -74,8 +74,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import _core
-from ._core import CcHookError
+from ._core import PYCC_HOOKS, CcHookError, register_py_cc, unregister_py_cc
 
 __all__ = [
     "CA_CWR",
@@ -123,7 +122,7 @@ CA_OPEN, CA_DISORDER, CA_CWR, CA_RECOVERY, CA_LOSS = range(5)
 INFINITE_SSTHRESH = 0x7FFF_FFFF
 """Linux ``TCP_INFINITE_SSTHRESH``: ssthresh before the first loss."""
 
-HOOKS: tuple[str, ...] = tuple(_core.PYCC_HOOKS)
+HOOKS: tuple[str, ...] = tuple(PYCC_HOOKS)
 """The hooks a class may define, as the engine's adapter calls them (crates/py/src/pycc.rs)."""
 
 
@@ -226,7 +225,7 @@ def register_cc(cls: type, *, name: str | None = None, _origin: str = "") -> typ
     hooks = [h for h in HOOKS if callable(getattr(cls, h, None))]
     doc = (inspect.getdoc(cls) or "").strip().splitlines()
     summary = getattr(cls, "summary", None) or (doc[0] if doc else f"{cls.__qualname__} (Python)")
-    _core.register_py_cc(
+    register_py_cc(
         name,
         _maker(cls),
         [p.entry() for p in params],
@@ -246,7 +245,7 @@ def register_cc(cls: type, *, name: str | None = None, _origin: str = "") -> typ
 def unregister_cc(name: str) -> bool:
     """Forgets a Python algorithm; True if it was registered."""
     _REGISTERED.pop(name, None)
-    gone = bool(_core.unregister_py_cc(name))
+    gone = bool(unregister_py_cc(name))
     _forget_caches()
     return gone
 

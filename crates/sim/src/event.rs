@@ -16,6 +16,13 @@ pub const PS_PER_US: u64 = 1_000_000;
 pub const PS_PER_MS: u64 = 1_000_000_000;
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
+/// Serialisation time of `wire_len` bytes at `rate_bps`, picoseconds (rounded up).
+#[inline]
+pub fn tx_time(wire_len: u32, rate_bps: u64) -> Time {
+    let bits = wire_len as u128 * 8 * PS_PER_S as u128;
+    bits.div_ceil(rate_bps as u128) as Time
+}
+
 /// Timers a flow may have pending, one slot each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

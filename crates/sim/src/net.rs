@@ -3,17 +3,11 @@
 //! pending event: the port its next transmission end, the line its head
 //! packet's arrival (a constant-delay line is FIFO, htsim's `Pipe`).
 
-use crate::event::{Time, PS_PER_S};
+pub use crate::event::tx_time;
+use crate::event::Time;
 use crate::linkmodel::{LineModel, PortModel};
 use crate::packet::PacketId;
 use std::collections::VecDeque;
-
-/// Serialisation time of `wire_len` bytes at `rate_bps`, picoseconds (rounded up).
-#[inline]
-pub fn tx_time(wire_len: u32, rate_bps: u64) -> Time {
-    let bits = wire_len as u128 * 8 * PS_PER_S as u128;
-    bits.div_ceil(rate_bps as u128) as Time
-}
 
 /// Where a packet goes after a component is done with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

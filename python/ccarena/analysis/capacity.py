@@ -49,8 +49,10 @@ def capacity_bits(link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
 def link_utilization(tx_bytes: float, link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
     """``tx_bytes·8`` over the link's capacity from ``t0_ns`` to ``t1_ns``; NaN when that capacity is 0."""
     if not (link.get("model") or {}).keys() & {"schedule", "trace"}:
-        from .metrics import utilization
-
-        return utilization(tx_bytes, float(link["rate_bps"]), (t1_ns - t0_ns) / NS_PER_S)
+        # A constant rate: tx_bytes·8 / (rate·seconds), as metrics.utilization computes it.
+        rate, seconds = float(link["rate_bps"]), (t1_ns - t0_ns) / NS_PER_S
+        if seconds <= 0 or rate <= 0:
+            return float("nan")
+        return tx_bytes * 8.0 / (rate * seconds)
     cap = capacity_bits(link, t0_ns, t1_ns)
     return tx_bytes * 8.0 / cap if cap > 0 else float("nan")

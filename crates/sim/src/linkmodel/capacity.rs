@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn a_constant_schedule_is_the_plain_serialiser() {
         let mut s = Schedule::new(&[(0, 100_000_000)]);
-        assert_eq!(s.finish(7, 1500), 7 + crate::net::tx_time(1500, 100_000_000));
+        assert_eq!(s.finish(7, 1500), 7 + crate::event::tx_time(1500, 100_000_000));
         let mut dark = Schedule::new(&[(0, 10_000_000), (1_000_000, 0)]);
         assert_eq!(dark.finish(ms(0.999), 1500), Time::MAX);
     }

@@ -151,7 +151,7 @@ impl PortModel {
         };
         match &mut self.capacity {
             Some(c) => c.finish(start, arrived, wire),
-            None => start + crate::net::tx_time(wire, rate_bps),
+            None => start + crate::event::tx_time(wire, rate_bps),
         }
     }
 
