@@ -32,12 +32,33 @@
 //! A `qdisc` line takes the simulator's discipline name and `name=value`
 //! parameters (`sim::qdisc::catalogue`): `true`/`false`, integers, decimals,
 //! anything else a string.
+//!
+//! Link models (`sim::linkmodel`), each optional, for the forward link and,
+//! with `rev_` before the key, the reverse one:
+//!
+//! ```text
+//! model_schedule 0:100000000 30000000000:20000000   # rate over time, from_ns:bps (0: an outage)
+//! model_trace_file fwd.trace mode=mahimahi once=false   # or capacity from a Mahimahi trace
+//!                                # (relative to this file's folder; mode mahimahi or ideal)
+//! model_jitter dist=uniform max_ns=5000000 reorder=false   # or dist=exponential mean_ns=N,
+//!                                # dist=normal mean_ns=N sd_ns=N
+//! model_delay_steps 20000000000:40000000   # the link's delay from then on, from_ns:ns
+//! delay_ns 10000000              # the link's own delay (within flow_delay_ns), which the steps
+//!                                # replace (default 0)
+//! model_policer rate_bps=10000000 burst_bytes=100000
+//! model_shaper rate_bps=10000000 burst_bytes=15000
+//! model_batch every_ns=20000000 phase_ns=0          # or count=16 timeout_ns=10000000
+//! ```
 
 use crate::engine::{EngineConfig, LinkSpec};
+use sim::linkmodel::{
+    BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, LinkModel, TraceConfig, TraceMode,
+};
 use sim::qdisc::{ParamValue, QdiscConfig};
 use sim::QueueLimit;
 
 use std::collections::HashMap;
+use std::path::Path;
 
 /// Everything the binary needs.
 #[derive(Clone, Debug)]
@@ -102,8 +123,200 @@ fn qdisc(m: &HashMap<String, Vec<String>>, key: &str) -> Result<QdiscConfig, Str
     QdiscConfig::from_params(kind, &params).map_err(|e| format!("{key}: {e}"))
 }
 
+/// The `name=value` words of line `key`, each name one of `known`.
+fn params<'a>(
+    m: &'a HashMap<String, Vec<String>>,
+    key: &str,
+    known: &[&str],
+) -> Result<Option<HashMap<&'a str, &'a str>>, String> {
+    let Some(words) = m.get(key) else {
+        return Ok(None);
+    };
+    let mut out = HashMap::new();
+    for w in words {
+        let (k, v) = w.split_once('=').ok_or_else(|| format!("{key}: expected name=value, got {w}"))?;
+        if !known.contains(&k) {
+            return Err(format!("{key}: unknown parameter {k} (expected {})", known.join(", ")));
+        }
+        if out.insert(k, v).is_some() {
+            return Err(format!("{key}: {k} given twice"));
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Parameter `name` of line `key` as a number (`default` when absent, if any).
+fn param<T: std::str::FromStr>(
+    p: &HashMap<&str, &str>,
+    key: &str,
+    name: &str,
+    default: Option<T>,
+) -> Result<T, String> {
+    match (p.get(name), default) {
+        (Some(v), _) => v.parse().map_err(|_| format!("{key}: {name}: not a number: {v}")),
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(format!("{key}: {name}: missing")),
+    }
+}
+
+fn flag(p: &HashMap<&str, &str>, key: &str, name: &str) -> Result<bool, String> {
+    match p.get(name).copied() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(v) => Err(format!("{key}: {name}: expected true or false, got {v}")),
+    }
+}
+
+/// `from:value` pairs of line `key`.
+fn pairs(m: &HashMap<String, Vec<String>>, key: &str) -> Result<Option<Vec<(u64, u64)>>, String> {
+    let Some(words) = m.get(key) else {
+        return Ok(None);
+    };
+    if words.is_empty() {
+        return Err(format!("{key}: expected from_ns:value pairs"));
+    }
+    words
+        .iter()
+        .map(|w| {
+            let bad = || format!("{key}: expected from_ns:value, got {w}");
+            let (a, b) = w.split_once(':').ok_or_else(bad)?;
+            Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .map(Some)
+}
+
+/// A Mahimahi trace: one delivery opportunity per line, a time in ms.
+fn read_trace(path: &Path, key: &str) -> Result<Vec<u64>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{key}: {}: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            l.trim()
+                .parse()
+                .map_err(|_| format!("{key}: {} line {}: expected a time in ms, got {l}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// The models of the link whose keys start with `prefix` (`""` or `"rev_"`);
+/// trace files are read relative to `dir`.
+fn link_model(m: &HashMap<String, Vec<String>>, prefix: &str, dir: &Path) -> Result<LinkModel, String> {
+    let key = |k: &str| format!("{prefix}{k}");
+    let schedule = pairs(m, &key("model_schedule"))?;
+    let tk = key("model_trace_file");
+    let trace = match m.get(&tk).map(|v| v.as_slice()) {
+        None => None,
+        Some([]) => return Err(format!("{tk}: missing the file")),
+        Some([file, rest @ ..]) => {
+            let mut p = HashMap::new();
+            for w in rest {
+                let (k, v) = w.split_once('=').ok_or_else(|| format!("{tk}: expected name=value, got {w}"))?;
+                if !["mode", "once"].contains(&k) {
+                    return Err(format!("{tk}: unknown parameter {k} (expected mode, once)"));
+                }
+                p.insert(k, v);
+            }
+            let mode = match p.get("mode").copied() {
+                None | Some("mahimahi") => TraceMode::Mahimahi,
+                Some("ideal") => TraceMode::Ideal,
+                Some(v) => return Err(format!("{tk}: mode: expected mahimahi or ideal, got {v}")),
+            };
+            let once = flag(&p, &tk, "once")?;
+            Some(TraceConfig { opportunities_ms: read_trace(&dir.join(file), &tk)?, once, mode })
+        }
+    };
+    let capacity = match (schedule, trace) {
+        (Some(_), Some(_)) => return Err(format!("{tk}: a link has a schedule or a trace, not both")),
+        (Some(s), None) => Some(CapacityConfig::Schedule(s)),
+        (None, Some(t)) => Some(CapacityConfig::Trace(t)),
+        (None, None) => None,
+    };
+    let bucket = |k: &str| -> Result<Option<BucketConfig>, String> {
+        let k = key(k);
+        let Some(p) = params(m, &k, &["rate_bps", "burst_bytes"])? else { return Ok(None) };
+        Ok(Some(BucketConfig {
+            rate_bps: param(&p, &k, "rate_bps", None)?,
+            burst_bytes: param(&p, &k, "burst_bytes", None)?,
+        }))
+    };
+    let bk = key("model_batch");
+    let batch = match params(m, &bk, &["every_ns", "phase_ns", "count", "timeout_ns"])? {
+        None => None,
+        Some(p) if p.contains_key("every_ns") => {
+            if p.contains_key("count") || p.contains_key("timeout_ns") {
+                return Err(format!("{bk}: every_ns (and phase_ns) or count and timeout_ns, not both"));
+            }
+            Some(BatchConfig::Periodic {
+                every_ns: param(&p, &bk, "every_ns", None)?,
+                phase_ns: param(&p, &bk, "phase_ns", Some(0))?,
+            })
+        }
+        Some(p) => {
+            if p.contains_key("phase_ns") {
+                return Err(format!("{bk}: phase_ns: only with every_ns"));
+            }
+            Some(BatchConfig::Count {
+                n: param(&p, &bk, "count", None)?,
+                timeout_ns: param(&p, &bk, "timeout_ns", None)?,
+            })
+        }
+    };
+    let jk = key("model_jitter");
+    let dist = match params(m, &jk, &["dist", "max_ns", "mean_ns", "sd_ns", "reorder"])? {
+        None => None,
+        Some(p) => {
+            let (dist, used): (JitterDist, &[&str]) = match p.get("dist").copied() {
+                Some("uniform") => (JitterDist::Uniform { max_ns: param(&p, &jk, "max_ns", None)? }, &["max_ns"]),
+                Some("exponential") => {
+                    (JitterDist::Exponential { mean_ns: param(&p, &jk, "mean_ns", None)? }, &["mean_ns"])
+                }
+                Some("normal") => (
+                    JitterDist::Normal {
+                        mean_ns: param(&p, &jk, "mean_ns", None)?,
+                        sd_ns: param(&p, &jk, "sd_ns", None)?,
+                    },
+                    &["mean_ns", "sd_ns"],
+                ),
+                Some(v) => return Err(format!("{jk}: dist: expected uniform, exponential or normal, got {v}")),
+                None => return Err(format!("{jk}: dist: missing")),
+            };
+            if let Some(k) = p.keys().find(|k| !["dist", "reorder"].contains(k) && !used.contains(k)) {
+                return Err(format!("{jk}: {k}: not a parameter of this distribution"));
+            }
+            Some((dist, flag(&p, &jk, "reorder")?))
+        }
+    };
+    let steps = pairs(m, &key("model_delay_steps"))?;
+    let jitter = match (dist, steps) {
+        (None, None) => None,
+        (d, steps) => Some(JitterConfig {
+            dist: d.map(|d| d.0),
+            reorder: d.is_some_and(|d| d.1),
+            delay_steps: steps.unwrap_or_default(),
+        }),
+    };
+    let model =
+        LinkModel { capacity, policer: bucket("model_policer")?, shaper: bucket("model_shaper")?, batch, jitter };
+    model.check().map_err(|e| format!("{prefix}model: {e}"))?;
+    Ok(model)
+}
+
 impl Config {
+    /// A configuration whose trace files are relative to the working folder.
     pub fn parse(text: &str) -> Result<Config, String> {
+        Config::parse_in(text, Path::new(""))
+    }
+
+    /// Reads the configuration file at `path` (its trace files relative to its folder).
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+        Config::parse_in(&text, path.parent().unwrap_or(Path::new("")))
+    }
+
+    /// A configuration whose trace files are relative to `dir`.
+    pub fn parse_in(text: &str, dir: &Path) -> Result<Config, String> {
         let mut m: HashMap<String, Vec<String>> = HashMap::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -143,7 +356,18 @@ impl Config {
             "qdisc",
             "rev_qdisc",
         ];
-        if let Some(k) = m.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        const MODEL: &[&str] = &[
+            "delay_ns",
+            "model_schedule",
+            "model_trace_file",
+            "model_jitter",
+            "model_delay_steps",
+            "model_policer",
+            "model_shaper",
+            "model_batch",
+        ];
+        let known = |k: &str| KNOWN.contains(&k) || MODEL.contains(&k.strip_prefix("rev_").unwrap_or(k));
+        if let Some(k) = m.keys().find(|k| !known(k)) {
             return Err(format!("{k}: unknown key"));
         }
         let flow_delay_ns = m
@@ -156,11 +380,19 @@ impl Config {
             return Err("flow_delay_ns: at least one flow".into());
         }
         let engine = EngineConfig {
-            fwd: LinkSpec { rate_bps: num(&m, "rate_bps")?, limit: limit(&m, "")?, qdisc: qdisc(&m, "qdisc")? },
+            fwd: LinkSpec {
+                rate_bps: num(&m, "rate_bps")?,
+                limit: limit(&m, "")?,
+                qdisc: qdisc(&m, "qdisc")?,
+                model: link_model(&m, "", dir)?,
+                delay_ns: if m.contains_key("delay_ns") { num(&m, "delay_ns")? } else { 0 },
+            },
             rev: LinkSpec {
                 rate_bps: num(&m, "rev_rate_bps")?,
                 limit: limit(&m, "rev_")?,
                 qdisc: qdisc(&m, "rev_qdisc")?,
+                model: link_model(&m, "rev_", dir)?,
+                delay_ns: if m.contains_key("rev_delay_ns") { num(&m, "rev_delay_ns")? } else { 0 },
             },
             loss: num(&m, "loss")?,
             seed: num(&m, "seed")?,
@@ -191,6 +423,11 @@ impl Config {
         }
         if !(0.0..1.0).contains(&e.loss) {
             return Err("loss: must be in [0, 1)".into());
+        }
+        for (prefix, link) in [("", &e.fwd), ("rev_", &e.rev)] {
+            if e.flow_delay_ns.iter().any(|&d| d < link.delay_ns) {
+                return Err(format!("{prefix}delay_ns: longer than a flow's one-way delay"));
+            }
         }
         if e.port_base as usize + e.flow_delay_ns.len() > 65536 {
             return Err("port_base: too many flows above it".into());
@@ -268,5 +505,72 @@ mod tests {
         assert_eq!(e, "stalls: expected pause or catch-up, got wait");
         let e = Config::parse(&format!("{GOOD}seed 2\n")).unwrap_err();
         assert!(e.contains("seed given twice"), "{e}");
+    }
+
+    #[test]
+    fn parses_link_models_for_both_links() {
+        let dir = std::env::temp_dir().join(format!("ccarena-emu-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("fwd.trace"), "1\n1\n3\n").unwrap();
+        let text = format!(
+            "{GOOD}model_trace_file fwd.trace mode=ideal once=true\nmodel_jitter dist=uniform max_ns=2000000\n\
+             model_policer rate_bps=10000000 burst_bytes=15000\nrev_model_schedule 0:5000000 1000:0 2000:7000000\n\
+             rev_model_batch every_ns=20000000 phase_ns=5000000\nrev_model_shaper rate_bps=1000000 burst_bytes=3000\n\
+             rev_model_jitter dist=normal mean_ns=1000 sd_ns=10 reorder=true\nmodel_delay_steps 5000:3000000\n\
+             delay_ns 1000000\n"
+        );
+        let c = Config::parse_in(&text, &dir).unwrap();
+        let (f, r) = (&c.engine.fwd.model, &c.engine.rev.model);
+        assert_eq!(
+            f.capacity,
+            Some(CapacityConfig::Trace(TraceConfig {
+                opportunities_ms: vec![1, 1, 3],
+                once: true,
+                mode: TraceMode::Ideal
+            }))
+        );
+        let j = f.jitter.as_ref().unwrap();
+        assert_eq!((j.dist, j.reorder), (Some(JitterDist::Uniform { max_ns: 2_000_000 }), false));
+        assert_eq!(j.delay_steps, vec![(5000, 3_000_000)]);
+        assert_eq!(c.engine.fwd.delay_ns, 1_000_000);
+        assert_eq!(f.policer, Some(BucketConfig { rate_bps: 10_000_000, burst_bytes: 15_000 }));
+        assert_eq!(r.capacity, Some(CapacityConfig::Schedule(vec![(0, 5_000_000), (1000, 0), (2000, 7_000_000)])));
+        assert_eq!(r.batch, Some(BatchConfig::Periodic { every_ns: 20_000_000, phase_ns: 5_000_000 }));
+        assert_eq!(r.shaper, Some(BucketConfig { rate_bps: 1_000_000, burst_bytes: 3000 }));
+        let rj = r.jitter.as_ref().unwrap();
+        assert_eq!((rj.dist, rj.reorder), (Some(JitterDist::Normal { mean_ns: 1000, sd_ns: 10 }), true));
+        assert!(Config::parse(GOOD).unwrap().engine.fwd.model.is_ideal());
+        let c = Config::parse(&format!("{GOOD}model_batch count=16 timeout_ns=10000000\n")).unwrap();
+        assert_eq!(c.engine.fwd.model.batch, Some(BatchConfig::Count { n: 16, timeout_ns: 10_000_000 }));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn names_the_bad_model_key() {
+        let bad = |extra: &str| Config::parse(&format!("{GOOD}{extra}\n")).unwrap_err();
+        assert_eq!(bad("model_jitter dist=uniform"), "model_jitter: max_ns: missing");
+        assert_eq!(
+            bad("model_jitter dist=pareto max_ns=1"),
+            "model_jitter: dist: expected uniform, exponential or normal, got pareto"
+        );
+        assert_eq!(
+            bad("model_jitter dist=uniform max_ns=1 sd_ns=2"),
+            "model_jitter: sd_ns: not a parameter of this distribution"
+        );
+        assert_eq!(bad("rev_model_policer rate_bps=x burst_bytes=1"), "rev_model_policer: rate_bps: not a number: x");
+        assert_eq!(bad("model_shaper rate_bps=0 burst_bytes=1"), "model: shaper.rate: expected a rate above 0");
+        assert_eq!(bad("model_schedule 5:100"), "model: capacity.schedule: expected its first change at 0s");
+        assert_eq!(bad("model_schedule 0-100"), "model_schedule: expected from_ns:value, got 0-100");
+        assert_eq!(
+            bad("model_batch every_ns=10 count=2"),
+            "model_batch: every_ns (and phase_ns) or count and timeout_ns, not both"
+        );
+        assert_eq!(
+            bad("model_batch colour=red"),
+            "model_batch: unknown parameter colour (expected every_ns, phase_ns, count, timeout_ns)"
+        );
+        assert!(bad("model_trace_file /nonexistent/x.trace").starts_with("model_trace_file: /nonexistent/x.trace: "));
+        assert_eq!(bad("rev_model_colour 1"), "rev_model_colour: unknown key");
+        assert_eq!(bad("delay_ns 30000000"), "delay_ns: longer than a flow's one-way delay");
     }
 }

@@ -20,6 +20,18 @@
 //! [`Stalls`]), so that nothing leaves faster than the link and the lines
 //! allow.
 //!
+//! Links may have the simulator's link models ([`sim::linkmodel`]): the
+//! forward and reverse ports take a [`PortModel`] (capacity over time from
+//! a schedule or a Mahimahi trace, a token-bucket policer or shaper, batch
+//! release of arrivals), and each flow's line after a link with jitter a
+//! [`LineModel`]. The models count time from the start of the measurement
+//! (the simulator's time 0, when flows with no start offset start): the
+//! engine converts its own clock on the way in and back on the way out.
+//! Before that the ports run as ideal links (connection set-up), while the
+//! lines' jitter applies from the first packet (its delay steps counted
+//! from time 0). With [`EngineConfig::pause_stalls`] a pause moves the
+//! models' time 0 with the rest of the path.
+//!
 //! Flows are told apart by the receiver's TCP port: flow i listens on
 //! `port_base + i`, so data carry it as destination and ACKs as source.
 //! Anything else (ICMP, UDP probes) is "other" traffic with its own delay.
@@ -36,6 +48,7 @@
 use crate::wire::{self, Meta};
 use sim::event::{Event, EventQueue, Time, PS_PER_NS, PS_PER_US};
 use sim::hist::Histogram;
+use sim::linkmodel::{Arrival, LineModel, LinkModel, PortModel};
 use sim::net::{DelayLine, Hop, Port, Qdisc, QueueLimit};
 use sim::packet::PacketId;
 use sim::qdisc::{PacketView, QdiscConfig};
@@ -49,6 +62,16 @@ pub const STREAM_BOTTLENECK_LOSS: u64 = 1;
 /// The simulator's streams for the queue disciplines' coin flips.
 pub const STREAM_BOTTLENECK_QDISC: u64 = 3;
 pub const STREAM_REVERSE_QDISC: u64 = 4;
+/// The simulator's streams for jitter: line i draws from stream
+/// `STREAM_JITTER_BASE + i`; flow f's lines after the forward and reverse
+/// links are the simulator's lines 4f + 1 and 4f + 3 (crates/sim/src/sim.rs,
+/// `init_slot`).
+pub const STREAM_JITTER_BASE: u64 = 1 << 34;
+
+/// A finish time for a link that never serves again (a schedule ending in
+/// an outage, a trace played once): far enough to be never, low enough
+/// that delaying it for a pause cannot overflow.
+const NEVER: Time = Time::MAX / 4;
 
 pub use sim::Columns;
 
@@ -111,6 +134,9 @@ impl Stalls {
     }
 }
 
+/// A link's model counters, named (see [`Engine::model_counters`]).
+type Counters = Vec<(&'static str, u64)>;
+
 const FWD: usize = 0;
 const REV: usize = 1;
 
@@ -159,6 +185,18 @@ pub struct LinkSpec {
     pub limit: QueueLimit,
     /// The simulator's queue discipline (capacity `limit`).
     pub qdisc: QdiscConfig,
+    /// The link's models; the default is an ideal link.
+    pub model: LinkModel,
+    /// The link's own propagation delay, ns (part of each flow's one-way
+    /// delay): what the model's delay steps replace.
+    pub delay_ns: u64,
+}
+
+impl LinkSpec {
+    /// An ideal link.
+    pub fn new(rate_bps: u64, limit: QueueLimit, qdisc: QdiscConfig) -> LinkSpec {
+        LinkSpec { rate_bps, limit, qdisc, model: LinkModel::default(), delay_ns: 0 }
+    }
 }
 
 /// The bottleneck and measurement, fully resolved.
@@ -265,6 +303,16 @@ pub struct Engine {
     ports: [Port; 2],
     /// Lines 2·f (forward) and 2·f+1 (reverse) for flows 0..=n; n is "other".
     lines: Vec<DelayLine>,
+    /// The jitter of each line (the link before it has jitter or delay
+    /// steps). Times in a reordering line's store are the engine's; an
+    /// order-preserving line keeps its packets in the [`DelayLine`].
+    line_models: Vec<Option<Box<LineModel>>>,
+    /// The models' time 0: the start of the measurement (later by the pauses since).
+    model_epoch: Option<Time>,
+    /// A batch being released (reused).
+    released: Vec<PacketId>,
+    /// Each link's model counters when the measurement started and when it ended.
+    counters_at: [Option<[Counters; 2]>; 2],
     slots: Vec<Slot>,
     free: Vec<PacketId>,
     flows: Vec<FlowAcc>,
@@ -287,6 +335,10 @@ pub struct Engine {
     trace_t_queue: Vec<u64>,
     /// Queue trace columns, in [`QUEUE_COLUMNS`] order.
     queue_trace: [Vec<u64>; 7],
+    /// Bytes the forward link could send in each interval, when its
+    /// capacity changes over time (the simulator's `capacity_bytes`).
+    trace_capacity: Vec<u64>,
+    last_probe: Time,
     interval_drops: u64,
     interval_tx_bytes: u64,
     created: u64,
@@ -330,15 +382,34 @@ impl Engine {
         let qdisc = |l: &LinkSpec, stream: u64| {
             Qdisc::new(&l.qdisc, l.limit, l.rate_bps, Rng::new(cfg.seed, stream), cfg.seed ^ stream)
         };
-        let ports = [
+        let mut ports = [
             Port::with_qdisc(cfg.fwd.rate_bps, qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC), cfg.loss),
             Port::with_qdisc(cfg.rev.rate_bps, qdisc(&cfg.rev, STREAM_REVERSE_QDISC), 0.0),
         ];
+        for (port, link) in ports.iter_mut().zip([&cfg.fwd, &cfg.rev]) {
+            if link.model.needs_port_model() {
+                port.model = Some(Box::new(PortModel::new(&link.model)));
+            }
+        }
+        // Line 2f follows the forward link, 2f+1 the reverse one.
+        let line_models = (0..2 * (n + 1))
+            .map(|i| {
+                let (p, link) = if i % 2 == FWD { (FWD, &cfg.fwd) } else { (REV, &cfg.rev) };
+                link.model.jitter.as_ref().map(|j| {
+                    let rng = Rng::new(cfg.seed, STREAM_JITTER_BASE + 2 * i as u64 + 1);
+                    Box::new(LineModel::new(j, p as u32, ns(link.delay_ns), rng))
+                })
+            })
+            .collect();
         Engine {
             q: EventQueue::new(),
             to_senders: EventQueue::new(),
             ports,
             lines,
+            line_models,
+            model_epoch: None,
+            released: Vec::new(),
+            counters_at: [None, None],
             slots: Vec::new(),
             free: Vec::new(),
             flows: (0..=n).map(|_| FlowAcc::default()).collect(),
@@ -357,6 +428,8 @@ impl Engine {
             trace_bytes: Vec::new(),
             trace_t_queue: Vec::new(),
             queue_trace: Default::default(),
+            trace_capacity: Vec::new(),
+            last_probe: 0,
             interval_drops: 0,
             interval_tx_bytes: 0,
             created: 0,
@@ -391,6 +464,9 @@ impl Engine {
     /// before `t0` (connection set-up) is forwarded but not counted.
     pub fn start(&mut self, t0: Time) {
         self.t0 = Some(t0);
+        self.model_epoch = Some(t0);
+        self.last_probe = t0;
+        self.counters_at[0] = Some([FWD, REV].map(|p| self.counters_now(p)));
         self.end = t0 + ns(self.cfg.duration_ns);
         for (i, p) in self.ports.iter_mut().enumerate() {
             self.aqm_at_start[i] = (p.qdisc.marks(), p.qdisc.aqm_drops());
@@ -477,8 +553,8 @@ impl Engine {
     /// like BBR's, taken from ACK arrivals, come out above the link's rate.
     pub fn next_wake(&self, batch: Time) -> Option<Time> {
         match (self.q.peek_time(), self.to_senders.peek_time()) {
-            (Some(a), Some(b)) => Some((a + batch).min(b)),
-            (a, b) => a.map(|a| a + batch).or(b),
+            (Some(a), Some(b)) => Some(a.saturating_add(batch).min(b)),
+            (a, b) => a.map(|a| a.saturating_add(batch)).or(b),
         }
     }
 
@@ -543,6 +619,68 @@ impl Engine {
             self.drop_packet(p, id, true, w);
             return;
         }
+        if self.ports[p].model.is_some() && self.models_on(now) && !self.arrive_modelled(p, id, now, w) {
+            return;
+        }
+        self.admit(p, id, now, w);
+    }
+
+    /// Whether the ports' models run at `t`: from the start of the
+    /// measurement on (before it, connection set-up, the links are ideal).
+    #[inline]
+    fn models_on(&self, t: Time) -> bool {
+        matches!(self.model_epoch, Some(e) if t >= e)
+    }
+
+    /// A packet arrives at a port with models at `now` (models on): false
+    /// when the policer dropped it or a batch holds it.
+    #[cold]
+    #[inline(never)]
+    fn arrive_modelled(&mut self, p: usize, id: PacketId, now: Time, w: bool) -> bool {
+        let e = self.model_epoch.expect("models on");
+        let len = self.slots[id as usize].len;
+        let m = self.ports[p].model.as_mut().expect("checked by the caller");
+        match m.arrive(now - e, id, len) {
+            Arrival::Pass => true,
+            Arrival::Policed => {
+                self.drop_packet(p, id, false, w);
+                false
+            }
+            Arrival::Held(None) => false,
+            Arrival::Held(Some(at)) => {
+                let generation = m.batch_generation();
+                let at = at + e;
+                if at <= now {
+                    self.release_batch(p, generation, now);
+                } else {
+                    self.q.push(at, Event::LinkRelease(p as u32, generation));
+                }
+                false
+            }
+        }
+    }
+
+    /// Port `p`'s held batch of generation `generation` enters its queue at
+    /// `t`, in arrival order (a stale generation releases nothing).
+    #[cold]
+    #[inline(never)]
+    fn release_batch(&mut self, p: usize, generation: u32, t: Time) {
+        let mut out = std::mem::take(&mut self.released);
+        if let Some(m) = &mut self.ports[p].model {
+            m.release(generation, &mut out);
+        }
+        let w = self.in_window(t);
+        for &id in &out {
+            self.slots[id as usize].enqueued_at = t;
+            self.admit(p, id, t, w);
+        }
+        out.clear();
+        self.released = out;
+    }
+
+    /// A packet that got past the link's loss, policer and batching enters
+    /// port `p`'s queue at `now`.
+    fn admit(&mut self, p: usize, id: PacketId, now: Time, w: bool) {
         let port = &mut self.ports[p];
         if port.busy.is_none() && port.qdisc.is_droptail() && port.qdisc.is_empty() {
             self.transmit(p, id, now, now);
@@ -655,9 +793,15 @@ impl Engine {
     /// Starts serialising `id` on port `p` at `start` (its enqueue time was `enq`).
     fn transmit(&mut self, p: usize, id: PacketId, start: Time, enq: Time) {
         let len = self.slots[id as usize].len;
-        let port = &mut self.ports[p];
-        port.busy = Some(id);
-        let done = start + port.tx_time(len);
+        let done = match self.model_epoch {
+            // The models' finish time (capacity over time, shaper), in their time.
+            Some(e) if start >= e && self.ports[p].model.is_some() => {
+                let end = self.ports[p].service_end(start - e, enq.saturating_sub(e), len);
+                end.saturating_add(e).min(NEVER)
+            }
+            _ => start + self.ports[p].tx_time(len),
+        };
+        self.ports[p].busy = Some(id);
         self.q.push(done, Event::PortTxDone(p as u32));
         if self.in_window(start) {
             let waited = (start - enq) / PS_PER_NS;
@@ -810,6 +954,7 @@ impl Engine {
                 Event::PortTxDone(p) => self.tx_done(p as usize, t),
                 Event::LineDeliver(l) => clock = clock.max(self.line_deliver(l as usize, t, clock, deliver)),
                 Event::Probe => self.probe(t),
+                Event::LinkRelease(p, generation) => self.release_batch(p as usize, generation, t),
                 _ => unreachable!("the emulator schedules no other events"),
             }
         }
@@ -825,6 +970,12 @@ impl Engine {
         self.to_senders.delay_where(by, |_| true);
         for l in self.lines.iter_mut() {
             l.delay_all(by);
+        }
+        for m in self.line_models.iter_mut().flatten() {
+            m.delay_all(by);
+        }
+        if let Some(e) = &mut self.model_epoch {
+            *e += by;
         }
         if self.in_window(now) {
             self.stalls.add(by);
@@ -863,10 +1014,51 @@ impl Engine {
             let floor = l.tail_time().map_or(0, |a| a.saturating_sub(l.delay));
             t.saturating_sub(credit).max(t.saturating_sub(l.delay)).max(floor)
         };
-        if let Some(at) = self.lines[line].push(from, id) {
+        if let Some(at) = self.line_push(line, from, id) {
             self.line_events(p).push(at, Event::LineDeliver(line as u32));
         }
         self.start_next(p, t);
+    }
+
+    /// Puts a packet leaving its link at `from` on line `l`; returns the
+    /// time of an event the line needs.
+    #[inline]
+    fn line_push(&mut self, l: usize, from: Time, id: PacketId) -> Option<Time> {
+        let Some(m) = &mut self.line_models[l] else {
+            return self.lines[l].push(from, id);
+        };
+        // The jitter (and delay step) in the model's time, added to the engine's.
+        let rel = self.model_epoch.map_or(0, |e| from.saturating_sub(e));
+        let line = &mut self.lines[l];
+        let at = from + (m.due(rel, line.delay, None) - rel);
+        if m.reorders() {
+            return m.insert(at, id);
+        }
+        // Order kept: never before the packet ahead.
+        line.push_at(at.max(line.tail_time().unwrap_or(0)), id)
+    }
+
+    /// The packet due first on line `l`, and when.
+    #[inline]
+    fn line_head(&self, l: usize) -> Option<(Time, PacketId)> {
+        match &self.line_models[l] {
+            Some(m) if m.reorders() => m.head(),
+            _ => self.lines[l].head(),
+        }
+    }
+
+    /// Takes the packet due first on line `l` if it is due by `t`.
+    #[inline]
+    fn line_pop(&mut self, l: usize, t: Time) -> Option<PacketId> {
+        match &mut self.line_models[l] {
+            None => self.lines[l].pop_due(t),
+            Some(m) if m.reorders() => m.pop_due(t),
+            Some(m) => {
+                let id = self.lines[l].pop_due(t);
+                m.delivered += id.is_some() as u64;
+                id
+            }
+        }
     }
 
     /// Delivers what is due on line `l` at `t` (and, with frames, by the
@@ -880,11 +1072,16 @@ impl Engine {
         deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time,
     ) -> Time {
         let p = l % 2;
+        if let Some(m) = &mut self.line_models[l] {
+            if !m.fire(t) {
+                return clock; // a reordering line's stale event
+            }
+        }
         let to = if p == FWD { Side::Rcv } else { Side::Snd };
         // With frames, everything due by the time of writing may go out in one write.
         let horizon = if self.cfg.frames { self.horizon.max(t) } else { t };
         let mut group = std::mem::take(&mut self.group);
-        while let Some((due, id)) = self.lines[l].head() {
+        while let Some((due, id)) = self.line_head(l) {
             if due > horizon {
                 break;
             }
@@ -892,7 +1089,7 @@ impl Engine {
                 self.pause(clock - due, clock);
                 break;
             }
-            self.lines[l].pop_due(horizon);
+            self.line_pop(l, horizon);
             group.clear();
             group.push((id, due));
             let at = if self.cfg.frames {
@@ -932,7 +1129,11 @@ impl Engine {
             }
         }
         self.group = group;
-        if let Some(at) = self.lines[l].head_time() {
+        let next = match &mut self.line_models[l] {
+            Some(m) if m.reorders() => m.rearm(),
+            _ => self.lines[l].head_time(),
+        };
+        if let Some(at) = next {
             self.line_events(p).push(at, Event::LineDeliver(l as u32));
         }
         clock
@@ -965,7 +1166,7 @@ impl Engine {
         let mut last = first;
         let mut len = self.slots[first].len as usize;
         while group.len() < MAX_COALESCE {
-            let Some((due, next)) = self.lines[l].head() else { break };
+            let Some((due, next)) = self.line_head(l) else { break };
             let (a, b) = (&self.slots[last], &self.slots[next as usize]);
             if due > horizon
                 || a.meta.payload as usize != gso
@@ -978,7 +1179,7 @@ impl Engine {
                 self.frame[..len].copy_from_slice(&a.buf[..len]);
             }
             len = wire::append_segment(&mut self.frame, len, &b.buf[..b.len as usize]);
-            self.lines[l].pop_due(horizon);
+            self.line_pop(l, horizon);
             group.push((next, due));
             last = next as usize;
         }
@@ -1017,7 +1218,15 @@ impl Engine {
             for (col, v) in self.queue_trace.iter_mut().zip(row) {
                 col.push(v);
             }
+            if let Some(m) = self.ports[FWD].model.as_ref().filter(|m| m.varies()) {
+                // In the models' time (a pause moves it; the intervals keep to the clock).
+                let e = self.model_epoch.expect("started");
+                let (a, b) = (self.last_probe.saturating_sub(e), t.saturating_sub(e));
+                let bits = m.capacity_bits(a, b, self.ports[FWD].rate_bps);
+                self.trace_capacity.push((bits / 8.0).round() as u64);
+            }
         }
+        self.last_probe = t;
         for f in &mut self.flows {
             f.interval_bytes = 0;
         }
@@ -1025,6 +1234,7 @@ impl Engine {
         self.interval_tx_bytes = 0;
         if t >= self.end {
             self.snapshot = Some(self.conservation());
+            self.counters_at[1] = Some([FWD, REV].map(|p| self.counters_now(p)));
             self.done = true;
         } else {
             self.probe_k += 1;
@@ -1035,7 +1245,8 @@ impl Engine {
     /// Packets accounted for now: created = delivered + dropped + queued + in flight.
     pub fn conservation(&self) -> Conservation {
         let queued: u64 = self.ports.iter().map(|p| p.held()).sum();
-        let in_flight: u64 = self.lines.iter().map(|l| l.len() as u64).sum();
+        let in_flight: u64 = self.lines.iter().map(|l| l.len() as u64).sum::<u64>()
+            + self.line_models.iter().flatten().map(|m| m.len() as u64).sum::<u64>();
         Conservation { created: self.created, delivered: self.delivered, dropped: self.dropped, queued, in_flight }
     }
 
@@ -1061,6 +1272,48 @@ impl Engine {
             let (m, d) = self.aqm_at_start[i];
             (q.marks() - m, q.aqm_drops() - d)
         })
+    }
+
+    /// What link `p`'s models did (0 forward, 1 reverse), as the simulator
+    /// reports it: packets policed, batches released and the packets in
+    /// them, and on the lines after it packets delivered and of them
+    /// reordered (RFC 4737); empty for an ideal link. Counted over the
+    /// measurement (not the jitter of packets before it, at connection
+    /// set-up, nor anything after it).
+    pub fn model_counters(&self, p: usize) -> Counters {
+        let end = self.counters_at[1].as_ref().map_or_else(|| self.counters_now(p), |c| c[p].clone());
+        match &self.counters_at[0] {
+            Some(start) => end.into_iter().zip(&start[p]).map(|((k, v), (_, v0))| (k, v - v0)).collect(),
+            None => end,
+        }
+    }
+
+    /// Link `p`'s model counters since the engine was made.
+    fn counters_now(&self, p: usize) -> Counters {
+        let mut c = self.ports[p].model.as_ref().map(|m| m.counters()).unwrap_or_default();
+        let after: Vec<&LineModel> = self.line_models.iter().skip(p).step_by(2).filter_map(|m| m.as_deref()).collect();
+        if !after.is_empty() {
+            c.push(("jitter_delivered", after.iter().map(|m| m.delivered).sum()));
+            c.push(("reordered", after.iter().map(|m| m.reordered).sum()));
+        }
+        c
+    }
+
+    /// Whether link `p` has models (0 forward, 1 reverse).
+    pub fn modelled(&self, p: usize) -> bool {
+        let link = if p == FWD { &self.cfg.fwd } else { &self.cfg.rev };
+        !link.model.is_ideal()
+    }
+
+    /// Bits link `p` could carry over the measurement (the integral of its
+    /// rate, or its trace's opportunities), as the simulator reports it.
+    pub fn capacity_bits(&self, p: usize) -> f64 {
+        let port = &self.ports[p];
+        let span = ns(self.cfg.duration_ns);
+        match &port.model {
+            Some(m) => m.capacity_bits(0, span, port.rate_bps),
+            None => port.rate_bps as f64 * span as f64 / sim::event::PS_PER_S as f64,
+        }
     }
 
     pub fn queue_delay(&self) -> (&Histogram, &Histogram) {
@@ -1114,6 +1367,9 @@ impl Engine {
         for (name, col) in QUEUE_COLUMNS[1..].iter().zip(self.queue_trace.iter_mut()) {
             queue.push((*name, Column::U64(std::mem::take(col))));
         }
+        if self.ports[FWD].model.as_ref().is_some_and(|m| m.varies()) {
+            queue.push(("capacity_bytes", Column::U64(std::mem::take(&mut self.trace_capacity))));
+        }
         (flows, queue)
     }
 }
@@ -1126,8 +1382,8 @@ mod tests {
 
     fn cfg(n: usize, rate: u64, limit: u64) -> EngineConfig {
         EngineConfig {
-            fwd: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit), qdisc: QdiscConfig::DropTail },
-            rev: LinkSpec { rate_bps: rate, limit: QueueLimit::Packets(limit), qdisc: QdiscConfig::DropTail },
+            fwd: LinkSpec::new(rate, QueueLimit::Packets(limit), QdiscConfig::DropTail),
+            rev: LinkSpec::new(rate, QueueLimit::Packets(limit), QdiscConfig::DropTail),
             loss: 0.0,
             seed: 1,
             duration_ns: 1_000_000_000,
@@ -1684,5 +1940,222 @@ mod tests {
         let (late, _) = e.lateness();
         assert_eq!((late.count(), late.min(), late.max()), (4, Some(500_000), Some(800_000)));
         assert_eq!(e.conservation().delivered, 4);
+    }
+
+    /// An engine at 12 Mbit/s (1 ms per full packet), 10 ms one way, whose
+    /// forward link has `model`; its measurement (the models' time 0) starts at `t0`.
+    fn modelled(model: LinkModel, t0: Time) -> Engine {
+        let mut c = cfg(1, 12_000_000, 1000);
+        c.fwd.model = model;
+        c.duration_ns = 10_000_000_000;
+        let mut e = Engine::new(c);
+        e.start(t0);
+        e
+    }
+
+    /// Feeds `n` full segments of flow 0 at `at` and runs to `until`; the times of the deliveries.
+    fn deliveries(e: &mut Engine, at: &[Time], until: Time) -> Vec<Time> {
+        let mut out = Vec::new();
+        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        for &t in at {
+            feed(e, t, Side::Snd, &p, &mut out);
+        }
+        run(e, until, &mut out);
+        out.iter().map(|(t, _, _)| *t).collect()
+    }
+
+    /// A rate schedule counts from the start of the measurement: 12 Mbit/s,
+    /// then 6 Mbit/s from 2 ms (model time). Measurement from 50 ms; three
+    /// packets at 50 ms: the first takes 1 ms, the second 1 ms at 12 then,
+    /// from 52 ms, 2 ms at 6; plus 10 ms.
+    #[test]
+    fn a_rate_schedule_runs_in_the_measurements_time() {
+        let m = LinkModel {
+            capacity: Some(sim::linkmodel::CapacityConfig::Schedule(vec![(0, 12_000_000), (2_000_000, 6_000_000)])),
+            ..Default::default()
+        };
+        let t0 = 50 * PS_PER_MS;
+        let mut e = modelled(m, t0);
+        let got = deliveries(&mut e, &[t0, t0, t0], t0 + 100 * PS_PER_MS);
+        let ms = |x: u64| t0 + x * PS_PER_MS;
+        assert_eq!(got, vec![ms(11), ms(12), ms(14)]);
+        assert!(e.conservation().holds());
+    }
+
+    /// Before the measurement starts the link is ideal (connection set-up).
+    #[test]
+    fn before_the_start_the_link_is_ideal() {
+        let m = LinkModel {
+            capacity: Some(sim::linkmodel::CapacityConfig::Schedule(vec![(0, 1_200_000)])),
+            ..Default::default()
+        };
+        let t0 = 500 * PS_PER_MS;
+        let mut e = modelled(m, t0);
+        // At 12 Mbit/s (the nominal rate) before t0; at 1.2 Mbit/s from it.
+        assert_eq!(deliveries(&mut e, &[0], t0), vec![11 * PS_PER_MS]);
+        assert_eq!(deliveries(&mut e, &[t0], t0 + 100 * PS_PER_MS), vec![t0 + 20 * PS_PER_MS]);
+    }
+
+    /// A trace (ideal accounting: 1500 bytes per opportunity, exact times) of
+    /// one opportunity every 2 ms, in the measurement's time: packets read
+    /// together leave at its opportunities 2, 4, 6 ms after t0.
+    #[test]
+    fn a_trace_serves_at_its_opportunities() {
+        let trace = sim::linkmodel::TraceConfig {
+            opportunities_ms: vec![2, 4],
+            once: false,
+            mode: sim::linkmodel::TraceMode::Ideal,
+        };
+        let m = LinkModel { capacity: Some(sim::linkmodel::CapacityConfig::Trace(trace)), ..Default::default() };
+        let t0 = 7 * PS_PER_MS + 123;
+        let mut e = modelled(m, t0);
+        let got = deliveries(&mut e, &[t0 + PS_PER_MS; 3], t0 + 100 * PS_PER_MS);
+        let ms = |x: u64| t0 + x * PS_PER_MS;
+        assert_eq!(got, vec![ms(12), ms(14), ms(16)]);
+        // The queue trace gains the link's capacity per interval (100 ms: 50 opportunities).
+        run(&mut e, t0 + 200 * PS_PER_MS, &mut Vec::new());
+        let (_, queue) = e.take_columns();
+        let cap = queue.iter().find(|(n, _)| *n == "capacity_bytes").expect("capacity column");
+        let Column::U64(c) = &cap.1 else { panic!() };
+        assert_eq!(&c[..2], &[50 * 1500, 50 * 1500]);
+    }
+
+    /// A policer of 10 full packets' burst at a rate too low to refill in
+    /// the test: of 20 packets read at once, 10 pass and 10 are dropped
+    /// (counted as the link's drops and the flow's).
+    #[test]
+    fn the_policer_drops_what_exceeds_its_bucket() {
+        let m = LinkModel {
+            policer: Some(sim::linkmodel::BucketConfig { rate_bps: 1_000, burst_bytes: 15_000 }),
+            ..Default::default()
+        };
+        let mut e = modelled(m, 0);
+        let got = deliveries(&mut e, &[PS_PER_MS; 20], 100 * PS_PER_MS);
+        assert_eq!(got.len(), 10);
+        assert_eq!(e.forward_port().drops, 10);
+        assert_eq!(e.flow_reports()[0].drops, 10);
+        assert_eq!(e.model_counters(0), vec![("policed", 10)]);
+        assert!(e.conservation().holds());
+    }
+
+    /// Batches every 20 ms (phase 5 ms) in the measurement's time: packets
+    /// arriving at 1, 3 and 26 ms leave the queue from 5 and from 45 ms.
+    #[test]
+    fn a_batch_is_released_at_its_boundary() {
+        let m = LinkModel {
+            batch: Some(sim::linkmodel::BatchConfig::Periodic { every_ns: 20_000_000, phase_ns: 5_000_000 }),
+            ..Default::default()
+        };
+        let t0 = 30 * PS_PER_MS;
+        let mut e = modelled(m, t0);
+        let ms = |x: u64| t0 + x * PS_PER_MS;
+        let got = deliveries(&mut e, &[ms(1), ms(3), ms(26)], ms(200));
+        assert_eq!(got, vec![ms(16), ms(17), ms(56)]);
+        assert_eq!(e.model_counters(0), vec![("batches", 2), ("batched", 3)]);
+        assert!(e.conservation().holds());
+    }
+
+    /// Order-preserving jitter never reorders and adds at most its maximum;
+    /// with reordering, every packet arrives by its own draw, some after one
+    /// sent later, and all are delivered.
+    #[test]
+    fn jitter_on_the_line_after_the_link() {
+        for reorder in [false, true] {
+            let j = sim::linkmodel::JitterConfig {
+                dist: Some(sim::linkmodel::JitterDist::Uniform { max_ns: 5_000_000 }),
+                reorder,
+                delay_steps: vec![],
+            };
+            let mut e = modelled(LinkModel { jitter: Some(j), ..Default::default() }, 0);
+            let mut out = Vec::new();
+            for k in 0..200u32 {
+                let p = build_tcp(40000, 5000, 1 + 1448 * k, 0, ACK, 1448);
+                feed(&mut e, k as u64 * PS_PER_MS, Side::Snd, &p, &mut out);
+            }
+            run(&mut e, 1_000 * PS_PER_MS, &mut out);
+            assert_eq!(out.len(), 200);
+            let seqs: Vec<u32> = out.iter().map(|(_, _, b)| (wire::parse(b).seq - 1) / 1448).collect();
+            for (k, (t, _, _)) in out.iter().enumerate() {
+                // Sent at seq ms, 1 ms on the wire, 10 ms on the line, at most 5 ms of jitter.
+                let sent = seqs[k] as u64 * PS_PER_MS;
+                assert!(*t >= sent + 11 * PS_PER_MS, "{reorder}: {k}");
+                if reorder {
+                    assert!(*t <= sent + 16 * PS_PER_MS, "{k}");
+                }
+            }
+            let swapped = seqs.windows(2).filter(|w| w[1] < w[0]).count();
+            let c = e.model_counters(0);
+            assert_eq!(c[0], ("jitter_delivered", 200));
+            if reorder {
+                assert!(swapped > 10 && c[1].1 > 10, "{swapped} {c:?}");
+            } else {
+                assert_eq!((swapped, c[1].1), (0, 0));
+            }
+            assert!(e.conservation().holds());
+        }
+    }
+
+    /// A delay step from 5 ms of the measurement on (the link's own 4 ms
+    /// delay becomes 9 ms): the one-way delay grows by 5 ms from then.
+    #[test]
+    fn a_delay_step_counts_from_the_start() {
+        let j = sim::linkmodel::JitterConfig { dist: None, reorder: false, delay_steps: vec![(5_000_000, 9_000_000)] };
+        let mut c = cfg(1, 12_000_000, 1000);
+        c.fwd.model = LinkModel { jitter: Some(j), ..Default::default() };
+        c.fwd.delay_ns = 4_000_000;
+        let mut e = Engine::new(c);
+        let t0 = 100 * PS_PER_MS;
+        e.start(t0);
+        let ms = |x: u64| t0 + x * PS_PER_MS;
+        assert_eq!(deliveries(&mut e, &[ms(0), ms(10)], ms(100)), vec![ms(11), ms(26)]);
+    }
+
+    /// Pausing for a stall moves the models with the path: a reordering
+    /// line's packets and its pending event, a held batch and the models'
+    /// time 0 all go `by` later, and everything is delivered once.
+    #[test]
+    fn a_pause_moves_the_models_with_the_path() {
+        let j = sim::linkmodel::JitterConfig {
+            dist: Some(sim::linkmodel::JitterDist::Uniform { max_ns: 3_000_000 }),
+            reorder: true,
+            delay_steps: vec![],
+        };
+        let m = LinkModel {
+            jitter: Some(j),
+            batch: Some(sim::linkmodel::BatchConfig::Periodic { every_ns: 4_000_000, phase_ns: 0 }),
+            ..Default::default()
+        };
+        let mut c = cfg(1, 12_000_000, 1000);
+        c.fwd.model = m;
+        c.pause_stalls = true;
+        c.frames = true;
+        let mut e = Engine::new(c);
+        e.start(0);
+        let mut seqs = Vec::new();
+        for k in 0..40u32 {
+            let now = k as u64 * PS_PER_MS / 2;
+            // The caller is away from 6 to 9 ms.
+            if !(6 * PS_PER_MS..9 * PS_PER_MS).contains(&now) {
+                e.run_until(now, &mut |_, _, b, _| {
+                    let m = wire::parse(b);
+                    seqs.extend((0..m.payload / 1448).map(|k| (m.seq - 1) / 1448 + k));
+                    now
+                });
+            }
+            let p = build_tcp(40000, 5000, 1 + 1448 * k, 0, ACK, 1448);
+            assert_eq!(e.ingress_frame(now, Side::Snd, &mut plain_frame(&p), None), 1);
+        }
+        while let Some(t) = e.next_event() {
+            e.run_until(t, &mut |_, _, b, _| {
+                let m = wire::parse(b);
+                seqs.extend((0..m.payload / 1448).map(|k| (m.seq - 1) / 1448 + k));
+                t
+            });
+        }
+        seqs.sort();
+        assert_eq!(seqs, (0..40).collect::<Vec<u32>>());
+        assert!(e.stalls().count >= 1);
+        let c = e.conservation();
+        assert!(c.holds() && c.in_flight == 0 && c.queued == 0, "{c:?}");
     }
 }

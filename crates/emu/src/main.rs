@@ -187,7 +187,7 @@ fn main() {
         eprintln!("{}", usage());
         std::process::exit(2);
     };
-    let cfg = match std::fs::read_to_string(&config).map_err(|e| e.to_string()).and_then(|t| Config::parse(&t)) {
+    let cfg = match Config::load(std::path::Path::new(&config)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ccarena-emu: {config}: {e}");

@@ -149,6 +149,40 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         aqm[0].1,
         aqm[1].0,
     );
+    // Both links as the simulator reports its links (summary.json's `links`
+    // when a link has models), with what their models did.
+    let links: Vec<String> = [(fwd, qd, "forward"), (rev, rqd, "reverse")]
+        .iter()
+        .enumerate()
+        .map(|(p, &(port, delay, name))| {
+            let mut extra = String::new();
+            if engine.modelled(p) {
+                let _ = write!(extra, ", \"capacity_bits\": {}", num(Some(engine.capacity_bits(p))));
+                for (k, v) in engine.model_counters(p) {
+                    let _ = write!(extra, ", {}: {v}", string(k));
+                }
+            }
+            format!(
+                "{{\"name\": {}, \"rate_bps\": {}, \"qdisc\": {}, \"arrivals\": {}, \"drops\": {}, \
+                 \"random_drops\": {}, \"aqm_drops\": {}, \"marks\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \
+                 \"max_backlog_pkts\": {}, \"delay_mean_us\": {}, \"delay_p50_us\": {}, \"delay_p99_us\": {}{extra}}}",
+                string(name),
+                port.rate_bps,
+                string(port.qdisc.name()),
+                port.arrivals,
+                port.drops,
+                port.random_drops,
+                aqm[p].1,
+                aqm[p].0,
+                port.tx_packets,
+                port.tx_bytes,
+                port.max_backlog_pkts,
+                us(delay.mean()),
+                us(delay.quantile(0.5)),
+                us(delay.quantile(0.99)),
+            )
+        })
+        .collect();
     let c = engine.snapshot().unwrap_or_else(|| engine.conservation());
     let conservation = format!(
         "{{\"created\": {}, \"delivered\": {}, \"dropped\": {}, \"queued\": {}, \"in_flight\": {}}}",
@@ -190,13 +224,14 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         if engine.config().pause_stalls { "pause" } else { "catch-up" },
     );
     let json = format!(
-        "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"conservation\": {},\n\
+        "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"links\": [{}],\n\"conservation\": {},\n\
          \"stats\": {{\"events\": {}, \"bottleneck_data_packets\": {}, \"engine_seconds\": {}}},\n\"timing\": {},\n\
          \"columns\": {{\"flows_trace\": {}, \"queue_trace\": {}}}\n}}\n",
         engine.finished(),
         flows.join(",\n  "),
         other,
         queue,
+        links.join(",\n  "),
         conservation,
         engine.events(),
         engine.bottleneck_data_packets(),

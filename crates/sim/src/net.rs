@@ -114,6 +114,17 @@ impl DelayLine {
         was_empty.then_some(at)
     }
 
+    /// Adds a packet that arrives at `at`, which its caller computed (the
+    /// emulator's jittered lines); `at` must not be before the line's last
+    /// packet. Returns `at` if the packet is the line's new head.
+    #[inline]
+    pub fn push_at(&mut self, at: Time, id: PacketId) -> Option<Time> {
+        debug_assert!(self.tail_time().is_none_or(|t| at >= t));
+        let was_empty = self.q.is_empty();
+        self.q.push_back((at, id));
+        was_empty.then_some(at)
+    }
+
     /// [`DelayLine::push`] on a line with jitter or delay steps.
     #[cold]
     #[inline(never)]

@@ -183,6 +183,22 @@ impl LineModel {
         self.sorted.last().map(|e| e.0)
     }
 
+    /// Reordering lines: the due time and id of the packet due first.
+    pub fn head(&self) -> Option<(Time, PacketId)> {
+        self.sorted.last().map(|e| (e.0, e.2))
+    }
+
+    /// Reordering lines: every packet held, and the pending event, `by` later
+    /// (the emulator pausing its path).
+    pub fn delay_all(&mut self, by: Time) {
+        for e in self.sorted.iter_mut() {
+            e.0 += by;
+        }
+        if self.pending != Time::MAX {
+            self.pending += by;
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.sorted.len()
     }

@@ -12,7 +12,6 @@ from typing import Any
 
 from ... import _core
 from ...spec import Spec, SpecError, resolve
-from ...spec.schema import LINK_MODEL_FIELDS
 from ...spec.document import load_document
 from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE, STALLS
 
@@ -183,7 +182,10 @@ _ENGINE_FLOW_KEYS = {
     "access",
 }
 
-_ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss", "qdisc"}
+_ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss", "qdisc", "model"}
+
+_ENGINE_MODEL_KEYS = {"schedule", "trace", "jitter", "policer", "shaper", "batch"}
+"""The link models the emulator runs (python/ccarena/backends/emu/config.py writes them)."""
 
 def check_spec(spec: Spec) -> None:
     """Refuses, with the field's path, what the emulation backend cannot run."""
@@ -201,12 +203,20 @@ def check_spec(spec: Spec) -> None:
         link = eng[which]
         if link.get("loss_model"):
             raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
-        if link.get("model"):
-            given = [k for k in (*LINK_MODEL_FIELDS, "rate", "delay")
-                     if isinstance(spec.resolved["topology"].get(which, {}).get(k), (dict, list, str))
-                     and (k in LINK_MODEL_FIELDS or isinstance(spec.resolved["topology"][which][k], list))]
-            raise SpecError(f"{path}.{given[0] if given else 'rate'}",
-                            "link models run in the simulator only (the emu backend's links are ideal)")
+        # Link models (capacity schedule or trace, jitter and delay steps, policer, shaper, ACK
+        # aggregation) run in the emulator as in the simulator (crates/emu/src/engine.rs); a rate
+        # schedule must stay within what the emulator forwards.
+        model = link.get("model") or {}
+        for key in sorted(set(model) - _ENGINE_MODEL_KEYS):
+            field = {"schedule": "rate", "batch": "ack_aggregation"}.get(key, key)
+            raise SpecError(f"{path}.{field}", "this link model runs in the simulator only")
+        peak = max((int(r) for _, r in model.get("schedule", ())), default=0)
+        if peak > MAX_RATE_BPS:
+            raise SpecError(
+                f"{path}.rate",
+                f"the emu backend forwards at most {MAX_RATE_BPS // 10**6} Mbit/s; the schedule reaches "
+                f"{peak / 1e6:g} Mbit/s",
+            )
         for key in sorted(set(link) - _ENGINE_LINK_KEYS):
             if link[key]:
                 raise SpecError(f"{path}.{key.removesuffix('_ns')}", "not supported by the emu backend")

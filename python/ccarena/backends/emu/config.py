@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...spec import Spec, SpecError
@@ -121,7 +122,43 @@ def _other_delay_ns(plan: _Plan) -> int:
     topo_rtt = plan.spec.resolved["topology"].get("rtt")
     return (parse_time(topo_rtt) if topo_rtt is not None else plan.flows[0].rtt_ns) // 2
 
-def _emulator_config(plan: _Plan) -> str:
+def _model_lines(link: Mapping[str, Any], prefix: str, folder: Path) -> list[str]:
+    """The emulator's lines for a link's models (the engine's ``model`` table, crates/emu/src/config.rs);
+    a trace's opportunities go to a file in ``folder``, which its line names."""
+    model = link.get("model") or {}
+    lines: list[str] = []
+    if "schedule" in model:
+        lines.append(f"{prefix}model_schedule " + " ".join(f"{int(t)}:{int(r)}" for t, r in model["schedule"]))
+    if "trace" in model:
+        tr = model["trace"]
+        name = f"{prefix or 'fwd_'}trace.txt"
+        (folder / name).write_text("".join(f"{int(t)}\n" for t in tr["opportunities_ms"]))
+        once = "true" if tr.get("once") else "false"
+        lines.append(f"{prefix}model_trace_file {name} mode={tr['mode']} once={once}")
+    jitter = model.get("jitter") or {}
+    if jitter.get("dist"):
+        params = " ".join(f"{k}={int(jitter[k])}" for k in ("max_ns", "mean_ns", "sd_ns") if k in jitter)
+        reorder = "true" if jitter.get("reorder") else "false"
+        lines.append(f"{prefix}model_jitter dist={jitter['dist']} {params} reorder={reorder}")
+    if jitter.get("delay_steps"):
+        lines.append(f"{prefix}model_delay_steps " + " ".join(f"{int(t)}:{int(d)}" for t, d in jitter["delay_steps"]))
+        lines.append(f"{prefix}delay_ns {int(link['delay_ns'])}")
+    for key in ("policer", "shaper"):
+        if key in model:
+            b = model[key]
+            lines.append(f"{prefix}model_{key} rate_bps={int(b['rate_bps'])} burst_bytes={int(b['burst_bytes'])}")
+    if "batch" in model:
+        b = model["batch"]
+        if b["kind"] == "periodic":
+            lines.append(f"{prefix}model_batch every_ns={int(b['every_ns'])} phase_ns={int(b.get('phase_ns', 0))}")
+        else:
+            lines.append(f"{prefix}model_batch count={int(b['n'])} timeout_ns={int(b['timeout_ns'])}")
+    return lines
+
+
+def _emulator_config(plan: _Plan, folder: Path) -> str:
+    """The emulator's configuration file's text; files it refers to (traces) are written to ``folder``,
+    where the configuration goes."""
     eng = plan.spec.engine
     bn, rev = eng["bottleneck"], eng["reverse"]
 
@@ -158,6 +195,8 @@ def _emulator_config(plan: _Plan) -> str:
         kind = q.pop("kind")
         values = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in q.items())
         lines.append(f"qdisc {kind} {values}".rstrip())
+    lines += _model_lines(bn, "", folder)
+    lines += _model_lines(rev, "rev_", folder)
     if EMU_CPU is not None:
         lines.append(f"cpu {EMU_CPU}")
     return "\n".join(lines) + "\n"

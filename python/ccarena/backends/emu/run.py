@@ -175,6 +175,8 @@ def _raw(
         "queue_trace": dict(out["queue_trace"]),
         "flows": flows,
         "queue": dict(out["queue"]),
+        # Both links, with what their models did (summary.json's links when a link has models).
+        "links": [dict(link) for link in out.get("links", ())],
         "conservation": dict(out["conservation"]),
         "stats": stats,
         "emu": emu,

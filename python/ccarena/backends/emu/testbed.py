@@ -66,7 +66,7 @@ class Testbed:
     def _build(self) -> None:
         plan = self.plan
         self.tmp = Path(tempfile.mkdtemp(prefix="ccarena-emu-"))
-        (self.tmp / "emu.conf").write_text(_emulator_config(plan))
+        (self.tmp / "emu.conf").write_text(_emulator_config(plan, self.tmp))
         need = socket_buffer_max(plan)
         for ns in (NS_SND, NS_RCV):
             _ip("netns", "add", ns)
