@@ -9,7 +9,6 @@ model. Thresholds are stated with their reason beside them.
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -87,7 +86,7 @@ def test_a_bad_trace_is_one_line_and_exit_2(tmp_path: Path, content: str, messag
     f.write_text('duration = "1s"\n[topology]\nrtt = "20ms"\nbottleneck = { trace = "bad.trace", buffer = "10pkts" }\n'
                  '[[flows]]\ncc = "reno"\n')
     p = subprocess.run([sys.executable, "-m", "ccarena", "run", str(f), "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True)  # fmt: skip
+                       capture_output=True, text=True, check=False)  # fmt: skip
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [f"error: {message}"]
     assert not (tmp_path / "o").exists()
@@ -352,7 +351,7 @@ def test_every_model_at_once_conserves_packets_and_repeats_exactly(tmp_path: Pat
         "background": {"web": {"sessions": 5}},
     }  # fmt: skip
     a = run(doc, tmp_path, "a")
-    b = run(doc, tmp_path, "b")
+    run(doc, tmp_path, "b")
     c = a.summary["conservation"]
     assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]
     assert (tmp_path / "a" / "summary.json").read_bytes() == (tmp_path / "b" / "summary.json").read_bytes()

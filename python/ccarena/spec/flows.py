@@ -15,8 +15,8 @@ from typing import Any
 from . import fields as F
 from .distributions import start_dist, start_stop
 from .errors import SpecError
-from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
 from .host import host
+from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
 from .tcp import TcpDefaults, ecn_setting, init_cwnd, mss
 from .units import describe, format_bytes, format_rate, format_time
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import fields as F
-from .host import Host, host
 from .errors import SpecError
+from .host import Host, host
 from .schema import RECOVERIES, TCP
 from .units import describe, format_bytes
 

@@ -12,9 +12,9 @@ SHIPPED = {
     "outage-24mbps-200ms": (lambda: [t for t in constant(24e6, 2000) if not 1000 < t <= 1200],
                             "24 Mbit/s with a 200 ms outage (no opportunity) from 1.0 to 1.2 s of every 2 s."),
     "cellular-12mbps-seed1": (lambda: cellular(seed=1, period_ms=30_000),
-                              "ccarena's cellular-like random walk: every 20 ms, log(rate) takes a normal step "
-                              "(sd 0.1) within [0.5, 50] Mbit/s, from 12 Mbit/s; Poisson opportunities at that "
-                              "rate; 30 s; random.Random(1)."),
+                              ("ccarena's cellular-like random walk: every 20 ms, log(rate) takes a normal step "
+                               "(sd 0.1) within [0.5, 50] Mbit/s, from 12 Mbit/s; Poisson opportunities at that "
+                               "rate; 30 s; random.Random(1).")),
 }
 
 
