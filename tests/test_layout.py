@@ -38,6 +38,7 @@ LAYERS = {
     "analysis": 3,
     "spec": 2,
     "pycc": 1,
+    "traces": 1,
     "_version": 1,
     "_core": 0,
 }

@@ -74,7 +74,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._core import PYCC_HOOKS, CcHookError, register_py_cc, unregister_py_cc
+from ._core import PYCC_HOOKS, CcHookError, cc_algorithms, register_py_cc, unregister_py_cc
 
 __all__ = [
     "CA_CWR",
@@ -341,10 +341,9 @@ def load_entry_points() -> list[str]:
 def ensure_registered(names: Iterable[str]) -> None:
     """Registers from entry points those of ``names`` the registry does not know
     (a worker process, which runs resolved experiments without validating them)."""
-    from .spec.fields import algorithms
-
+    known = {str(a["name"]) for a in cc_algorithms()}
     for n in names:
-        if n not in algorithms():
+        if n not in known:
             load_entry_point(n)
 
 
