@@ -1218,12 +1218,13 @@ impl Engine {
             for (col, v) in self.queue_trace.iter_mut().zip(row) {
                 col.push(v);
             }
-            if let Some(m) = self.ports[FWD].model.as_ref().filter(|m| m.varies()) {
+            if let Some(m) = self.ports[FWD].model.as_ref() {
                 // In the models' time (a pause moves it; the intervals keep to the clock).
                 let e = self.model_epoch.expect("started");
                 let (a, b) = (self.last_probe.saturating_sub(e), t.saturating_sub(e));
-                let bits = m.capacity_bits(a, b, self.ports[FWD].rate_bps);
-                self.trace_capacity.push((bits / 8.0).round() as u64);
+                if let Some(bits) = m.capacity_bits(a, b) {
+                    self.trace_capacity.push((bits / 8.0).round() as u64);
+                }
             }
         }
         self.last_probe = t;
@@ -1303,17 +1304,6 @@ impl Engine {
     pub fn modelled(&self, p: usize) -> bool {
         let link = if p == FWD { &self.cfg.fwd } else { &self.cfg.rev };
         !link.model.is_ideal()
-    }
-
-    /// Bits link `p` could carry over the measurement (the integral of its
-    /// rate, or its trace's opportunities), as the simulator reports it.
-    pub fn capacity_bits(&self, p: usize) -> f64 {
-        let port = &self.ports[p];
-        let span = ns(self.cfg.duration_ns);
-        match &port.model {
-            Some(m) => m.capacity_bits(0, span, port.rate_bps),
-            None => port.rate_bps as f64 * span as f64 / sim::event::PS_PER_S as f64,
-        }
     }
 
     pub fn queue_delay(&self) -> (&Histogram, &Histogram) {

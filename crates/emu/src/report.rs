@@ -157,7 +157,6 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         .map(|(p, &(port, delay, name))| {
             let mut extra = String::new();
             if engine.modelled(p) {
-                let _ = write!(extra, ", \"capacity_bits\": {}", num(Some(engine.capacity_bits(p))));
                 for (k, v) in engine.model_counters(p) {
                     let _ = write!(extra, ", {}: {v}", string(k));
                 }

@@ -681,7 +681,6 @@ pub(crate) fn output_dict(
         ld.set_item("delay_p50_us", us(l.delay.quantile(0.5)))?;
         ld.set_item("delay_p99_us", us(l.delay.quantile(0.99)))?;
         if l.modelled {
-            ld.set_item("capacity_bits", l.capacity_bits)?;
             for (k, v) in &l.model_counters {
                 ld.set_item(*k, *v)?;
             }

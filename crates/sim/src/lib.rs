@@ -300,8 +300,6 @@ pub struct LinkStats {
     /// Whether the link has models (capacity over time, policer, shaper,
     /// batching, jitter); only then are the next fields reported.
     pub modelled: bool,
-    /// Capacity over the run, bits (the integral of its rate over time).
-    pub capacity_bits: f64,
     /// Counters of its models: packets policed, batches released and the
     /// packets in them, and on its propagation packets delivered and reordered.
     pub model_counters: Vec<(&'static str, u64)>,

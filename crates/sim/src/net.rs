@@ -79,7 +79,6 @@ impl Port {
         }
     }
 
-
     /// Packets held by the port: queued, the one on the wire, and any held for a batch.
     pub fn held(&self) -> u64 {
         self.qdisc.len() as u64 + self.busy.is_some() as u64 + self.model.as_ref().map_or(0, |m| m.held())
@@ -108,10 +107,7 @@ impl DelayLine {
         if self.model.is_some() {
             return self.push_modelled(now, id);
         }
-        let at = now + self.delay;
-        let was_empty = self.q.is_empty();
-        self.q.push_back((at, id));
-        was_empty.then_some(at)
+        self.push_at(now + self.delay, id)
     }
 
     /// Adds a packet that arrives at `at`, which its caller computed (the
@@ -134,9 +130,7 @@ impl DelayLine {
         if m.reorders() {
             return m.insert(at, id);
         }
-        let was_empty = self.q.is_empty();
-        self.q.push_back((at, id));
-        was_empty.then_some(at)
+        self.push_at(at, id)
     }
 
     /// At the line's event at `now`: false when the event is stale (a
@@ -171,6 +165,12 @@ impl DelayLine {
     #[inline]
     pub fn pop_due_plain(&mut self, now: Time) -> Option<PacketId> {
         debug_assert!(self.model.is_none());
+        self.pop_front_due(now)
+    }
+
+    /// Takes the head of the line's queue if it has arrived by `now`.
+    #[inline]
+    fn pop_front_due(&mut self, now: Time) -> Option<PacketId> {
         match self.q.front() {
             Some(&(at, id)) if at <= now => {
                 self.q.pop_front();
@@ -184,18 +184,14 @@ impl DelayLine {
     #[cold]
     #[inline(never)]
     fn pop_due_modelled(&mut self, now: Time) -> Option<PacketId> {
-        let m = self.model.as_mut().expect("checked by pop_due");
-        if m.reorders() {
-            return m.pop_due(now);
+        if self.model.as_ref().is_some_and(|m| m.reorders()) {
+            return self.model.as_mut().and_then(|m| m.pop_due(now));
         }
-        match self.q.front() {
-            Some(&(at, id)) if at <= now => {
-                self.q.pop_front();
-                m.delivered += 1;
-                Some(id)
-            }
-            _ => None,
+        let id = self.pop_front_due(now)?;
+        if let Some(m) = &mut self.model {
+            m.delivered += 1;
         }
+        Some(id)
     }
 
     /// Arrival time and id of the head packet.

@@ -21,7 +21,7 @@ use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
 use crate::trace::{Columns, FlowRow, FlowTrace, LinkTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
-use crate::{Config, Conservation, FlowStats, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord};
+use crate::{Config, Conservation, FlowStats, LinkConfig, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord};
 use cc::{CongestionControl, MAX_METRICS};
 
 /// Random stream numbers, one per random process.
@@ -195,7 +195,6 @@ impl Simulator {
         let r = &cfg.reverse;
         let rows = if cfg.trace { (cfg.duration_ns / cfg.interval_ns + 1) as usize * cfg.flows.len() } else { 0 };
         let net = &cfg.network;
-        let n_links = 2 + net.links.len();
         let mut sim = Simulator {
             now: 0,
             end: ns(cfg.duration_ns),
@@ -231,9 +230,7 @@ impl Simulator {
             link_jitter: vec![b.model.jitter.clone(), r.model.jitter.clone()],
             released: Vec::new(),
             last_probe: 0,
-            link_names: (0..n_links)
-                .map(|i| net.names.get(i).cloned().unwrap_or_else(|| default_link_name(i)))
-                .collect(),
+            link_names: (0..2).map(|i| link_name(net, i)).collect(),
             network: !net.is_dumbbell(),
             routes: net.routes.clone(),
             lines: Vec::with_capacity(cfg.flows.len() * 4),
@@ -245,12 +242,12 @@ impl Simulator {
             tcp_sources: Vec::new(),
             udp_sources: Vec::new(),
             transfers: Vec::new(),
-            delays: vec![Histogram::new(); n_links],
+            delays: vec![Histogram::new(); 2],
             // Pre-size for up to 2^20 rows; longer traces grow as they go.
             flow_trace: FlowTrace::with_capacity(rows.min(1 << 20)),
             queue_trace: QueueTrace::default(),
             link_trace: LinkTrace::default(),
-            link_seen: vec![[0; 3]; n_links],
+            link_seen: vec![[0; 3]; 2],
             trace_chunk_rows: usize::MAX,
             interval_drops: 0,
             last_marks: 0,
@@ -265,15 +262,13 @@ impl Simulator {
             packet_log: PacketLog::default(),
             packet_chunk_rows: usize::MAX,
         };
+        for (port, m) in sim.ports.iter_mut().zip([&b.model, &r.model]) {
+            if m.needs_port_model() {
+                port.model = Some(Box::new(PortModel::new(m)));
+            }
+        }
         for (k, link) in net.links.iter().enumerate() {
-            let i = 2 + k as u64;
-            let stream = STREAM_LINK_BASE + 2 * k as u64;
-            let qdisc =
-                Qdisc::new(&link.qdisc, link.limit, link.rate_bps, Rng::new(cfg.seed, stream + 1), cfg.seed ^ i);
-            sim.ports.push(Port::with_qdisc(link.rate_bps, qdisc, link.loss));
-            sim.losses.push(Loss::new(link.loss_process(), Rng::new(cfg.seed, stream)));
-            sim.link_delay.push(ns(link.delay_ns));
-            sim.link_jitter.push(link.model.jitter.clone());
+            sim.add_link(link, link_name(net, 2 + k));
         }
         // Senders' access links come after the network's, one per flow that has one,
         // in front of its data route.
@@ -282,23 +277,17 @@ impl Simulator {
             sim.network = true;
             for (i, f) in cfg.flows.iter().enumerate() {
                 let Some(a) = f.access else { continue };
-                let link = sim.ports.len();
-                let limit = QueueLimit::Packets(a.queue_pkts);
-                let qdisc = Qdisc::new(&Default::default(), limit, a.rate_bps, Rng::new(cfg.seed, 0), cfg.seed);
-                sim.ports.push(Port::with_qdisc(a.rate_bps, qdisc, 0.0));
-                sim.losses.push(Loss::new(crate::traffic::LossModel::None, Rng::new(cfg.seed, 0)));
-                sim.link_delay.push(0);
-                sim.link_jitter.push(None);
-                sim.delays.push(Histogram::new());
-                sim.link_seen.push([0; 3]);
-                sim.link_names.push(format!("access{i}"));
-                sim.routes[i].data.insert(0, link as u32);
-            }
-        }
-        let models = [&cfg.bottleneck.model, &cfg.reverse.model].into_iter().chain(net.links.iter().map(|l| &l.model));
-        for (port, m) in sim.ports.iter_mut().zip(models) {
-            if m.needs_port_model() {
-                port.model = Some(Box::new(PortModel::new(m)));
+                let nic = LinkConfig {
+                    rate_bps: a.rate_bps,
+                    delay_ns: 0,
+                    limit: QueueLimit::Packets(a.queue_pkts),
+                    loss: 0.0,
+                    loss_model: None,
+                    qdisc: Default::default(),
+                    model: Default::default(),
+                };
+                sim.routes[i].data.insert(0, sim.ports.len() as u32);
+                sim.add_link(&nic, format!("access{i}"));
             }
         }
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -398,6 +387,26 @@ impl Simulator {
         }
         sim.q.push(sim.interval.min(sim.end), Event::Probe);
         Ok(sim)
+    }
+
+    /// Adds a link after those there are (a network's, then senders' access
+    /// links): its port with its discipline and models, its loss process, its
+    /// propagation delay and jitter, and its measurement.
+    fn add_link(&mut self, link: &LinkConfig, name: String) {
+        let i = self.ports.len() as u64;
+        let stream = STREAM_LINK_BASE + 2 * (i - 2);
+        let qdisc = Qdisc::new(&link.qdisc, link.limit, link.rate_bps, Rng::new(self.seed, stream + 1), self.seed ^ i);
+        let mut port = Port::with_qdisc(link.rate_bps, qdisc, link.loss);
+        if link.model.needs_port_model() {
+            port.model = Some(Box::new(PortModel::new(&link.model)));
+        }
+        self.ports.push(port);
+        self.losses.push(Loss::new(link.loss_process(), Rng::new(self.seed, stream)));
+        self.link_delay.push(ns(link.delay_ns));
+        self.link_jitter.push(link.model.jitter.clone());
+        self.delays.push(Histogram::new());
+        self.link_seen.push([0; 3]);
+        self.link_names.push(name);
     }
 
     /// The route of foreground flow `i`: the network's, or the dumbbell's
@@ -1448,9 +1457,8 @@ impl Simulator {
             qt.background_bytes.push(self.interval_bg_bytes);
             qt.reverse_backlog_pkts.push(self.ports[REV].qdisc.len() as u64);
             qt.flow_slots.push(self.live_slots as u64);
-            if let Some(m) = port.model.as_ref().filter(|m| m.varies()) {
+            if let Some(bits) = port.model.as_ref().and_then(|m| m.capacity_bits(self.last_probe, now)) {
                 qt.varying = true;
-                let bits = m.capacity_bits(self.last_probe, now, port.rate_bps);
                 qt.capacity_bytes.push((bits / 8.0).round() as u64);
             }
             if !port.qdisc.is_droptail() {
@@ -1648,7 +1656,6 @@ impl Simulator {
             .map(|s| s.stats)
             .chain(self.udp_sources.into_iter().map(|u| u.stats))
             .collect();
-        let end = self.end;
         let lines = &self.lines;
         let link_jitter = &self.link_jitter;
         let links = self
@@ -1659,9 +1666,6 @@ impl Simulator {
             .enumerate()
             .map(|(i, ((p, delay), name))| LinkStats {
                 modelled: p.model.is_some() || link_jitter[i].is_some(),
-                capacity_bits: p.model.as_ref().map_or(p.rate_bps as f64 * end as f64 / PS_PER_S as f64, |m| {
-                    m.capacity_bits(0, end, p.rate_bps)
-                }),
                 model_counters: model_counters(p, lines, i as u32),
                 name: name.clone(),
                 rate_bps: p.rate_bps,
@@ -1734,6 +1738,11 @@ pub fn run(cfg: &Config) -> Result<Output, String> {
 fn dumbbell_route(reverse: bool) -> Route {
     let (data, ack) = if reverse { (REV, FWD) } else { (FWD, REV) };
     Route { data: vec![data as u32], ack: vec![ack as u32], measure: data as u32 }
+}
+
+/// Link `i`'s name: the network's, else the default.
+fn link_name(net: &crate::Network, i: usize) -> String {
+    net.names.get(i).cloned().unwrap_or_else(|| default_link_name(i))
 }
 
 fn default_link_name(i: usize) -> String {

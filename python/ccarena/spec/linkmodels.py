@@ -20,6 +20,7 @@ link, a parking lot's hops, ``[[topology.links]]``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -70,10 +71,27 @@ def shipped_traces() -> dict[str, Path]:
 
 def read_trace(path: Path, where: str) -> list[int]:
     """A Mahimahi trace's opportunity times (ms), checked as mm-link checks them."""
+    return list(_trace(path, where)[0])
+
+
+def _trace(path: Path, where: str) -> tuple[tuple[int, ...], str]:
+    """A trace's times and the SHA-256 of its file, read once per version of the file (a link's
+    rate, its models and every point of a campaign ask for the same trace)."""
     try:
-        text = path.read_text()
+        st = path.stat()
     except OSError as e:
         raise SpecError(where, f"cannot read trace {str(path)!r}: {e.strerror or e}") from None
+    return _parse_trace(str(path.resolve()), st.st_mtime_ns, st.st_size, where)
+
+
+@functools.lru_cache(maxsize=16)
+def _parse_trace(path_str: str, _mtime_ns: int, _size: int, where: str) -> tuple[tuple[int, ...], str]:
+    path = Path(path_str)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise SpecError(where, f"cannot read trace {str(path)!r}: {e.strerror or e}") from None
+    text = data.decode(errors="replace")
     times: list[int] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -87,7 +105,7 @@ def read_trace(path: Path, where: str) -> list[int]:
         raise SpecError(where, f"{path.name}: expected at least one line")
     if times[-1] == 0:
         raise SpecError(where, f"{path.name}: the last time is the period and must be above 0 ms")
-    return times
+    return tuple(times), hashlib.sha256(data).hexdigest()
 
 
 def _trace_path(value: Any, where: str) -> Path:
@@ -110,7 +128,7 @@ def link_rate(table: Mapping[str, Any], path: str) -> tuple[int, list[tuple[int,
     value = table.get("rate")
     if value is None:
         if "trace" in table:
-            times = read_trace(_trace_path(table["trace"], F.join(path, "trace")), F.join(path, "trace"))
+            times = _trace(_trace_path(table["trace"], F.join(path, "trace")), F.join(path, "trace"))[0]
             return max(1, round(len(times) * 12_000_000 / times[-1])), None
         raise SpecError(where, 'required (e.g. rate = "100Mbps")')
     if not isinstance(value, list):
@@ -180,11 +198,10 @@ def link_models(table: Mapping[str, Any], path: str, delay_ns: int, delay_steps:
             raise SpecError(F.join(path, "trace"), "a link has a rate schedule or a trace, not both")
         where = F.join(path, "trace")
         p = _trace_path(table["trace"], where)
-        times = read_trace(p, where)
+        times, digest = _trace(p, where)
         mode = F.choice(table.get("trace_mode", "mahimahi"), F.join(path, "trace_mode"), TRACE_MODES, "trace mode")
         once = F.boolean(table.get("trace_once", False), F.join(path, "trace_once"))
-        engine["trace"] = {"opportunities_ms": times, "mode": mode, "once": once}
-        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        engine["trace"] = {"opportunities_ms": list(times), "mode": mode, "once": once}
         shipped = shipped_traces()
         name = p.stem if shipped.get(p.stem) == p else str(p.resolve())
         resolved.update({"trace": name, "trace_sha256": digest, "trace_mode": mode})

@@ -173,12 +173,10 @@ impl PortModel {
         c
     }
 
-    /// Capacity of the link over `[from, to)`, bits (the integral of its rate;
-    /// for a trace, its delivery opportunities' bytes).
-    pub fn capacity_bits(&self, from: Time, to: Time, rate_bps: u64) -> f64 {
-        match &self.capacity {
-            Some(c) => c.bits_between(from, to),
-            None => rate_bps as f64 * (to.saturating_sub(from)) as f64 / crate::event::PS_PER_S as f64,
-        }
+    /// Capacity of a link whose capacity changes over time, bits from `from`
+    /// to `to` (the integral of its rate; for a trace, its delivery
+    /// opportunities' bytes); `None` for a constant rate.
+    pub fn capacity_bits(&self, from: Time, to: Time) -> Option<f64> {
+        self.capacity.as_ref().map(|c| c.bits_between(from, to))
     }
 }
