@@ -9,6 +9,7 @@ model. Thresholds are stated with their reason beside them.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -135,8 +136,13 @@ def step_doc(cc: str, rates: tuple[str, str], secs: int = 30) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def test_after_a_rate_step_down_the_queue_grows_and_bbr_follows_within_its_window(tmp_path: Path) -> None:
-    r = run(step_doc("bbr", ("50Mbps", "10Mbps")), tmp_path)
+@pytest.fixture(scope="module")
+def step_down(tmp_path_factory: pytest.TempPathFactory) -> ccarena.Result:
+    return ccarena.run(step_doc("bbr", ("50Mbps", "10Mbps")), out=tmp_path_factory.mktemp("down") / "r", figure=False)
+
+
+def test_after_a_rate_step_down_the_queue_and_the_rtt_grow(step_down: ccarena.Result) -> None:
+    r = step_down
     f = r.flows
     t = f["time_s"].to_numpy()
     q = r.queue
@@ -145,17 +151,25 @@ def test_after_a_rate_step_down_the_queue_grows_and_bbr_follows_within_its_windo
     assert after > before + 10, (before, after)
     srtt = f["srtt_us"].to_numpy()
     assert srtt[(t > 10) & (t <= 11)].max() > 1.5 * np.median(srtt[(t > 8) & (t <= 10)])
-    # BBR's bandwidth is a max filter over 10 packet-timed rounds (Linux bbr_bw_rtts = 10; the
-    # windowed max of lib/win_minmax.c drops a sample once the round count exceeds its round by more
-    # than 10, i.e. 11 rounds later). The last sample still carrying the old rate is taken at most
-    # one round after the step (a packet sent before the step and ACKed after it measures over an
-    # interval that began at the old rate), so the estimate falls within 12 rounds of the step.
-    bw, rounds = f["btl_bw_bps"].to_numpy(), f["round"].to_numpy()
-    r0 = rounds[t >= 10][0]
+
+
+def rounds_to_follow(r: ccarena.Result) -> int:
+    """Packet-timed rounds from the step at 10 s until BBR's estimate is within 10 % of 10 Mbit/s."""
+    f = r.flows
+    t, bw, rounds = f["time_s"].to_numpy(), f["btl_bw_bps"].to_numpy(), f["round"].to_numpy()
     followed = (t >= 10) & (bw <= 1.1 * 10e6)
     assert followed.any()
-    r1 = rounds[followed][0]
-    assert r1 - r0 <= 12, (r0, r1)
+    return int(rounds[followed][0] - rounds[t >= 10][0])
+
+
+@pytest.mark.xfail(strict=True, reason="the estimate falls 12 rounds after the step, not within the 11 "
+                   "written before the run: the windowed max drops a sample once the round count exceeds "
+                   "its round by more than 10 (11 later), and the last sample carrying the old rate can be "
+                   "taken one round after the step (a packet sent before it, ACKed after it)")
+def test_after_a_rate_step_down_bbr_follows_within_its_window(step_down: ccarena.Result) -> None:
+    # BBR's bandwidth is a max filter over 10 packet-timed rounds (Linux bbr_bw_rtts = 10): the old
+    # rate leaves it at most 10 rounds, plus the round in progress, after the step.
+    assert rounds_to_follow(step_down) <= 11
 
 
 @pytest.mark.parametrize(("cc", "predicted_s"), [
@@ -242,6 +256,33 @@ def test_reordering_jitter_reorders_as_often_as_independent_draws_predict(tmp_pa
     assert r.summary["flows"][0]["fast_recoveries"] > 0
 
 
+def expected_reordered_regular(gap_ms: float, j_ms: float, steps: int = 20_000) -> float:
+    """RFC 4737's reordered ratio of a stream spaced exactly ``gap_ms`` apart with one-sided uniform
+    jitter on [0, J]: P = 1 - (1/J) ∫_0^J Π_k (1 - max(0, (j - k·gap)/J)) dj (midpoint rule)."""
+    total = 0.0
+    for s in range(steps):
+        j = (s + 0.5) * j_ms / steps
+        keep, k = 1.0, 1
+        while k * gap_ms < j:
+            keep *= 1.0 - (j - k * gap_ms) / j_ms
+            k += 1
+        total += keep
+    return 1.0 - total / steps
+
+
+@pytest.mark.xfail(strict=True, reason="0.372 reordered against 0.292 for a regular stream: the reordering makes "
+                   "spurious fast recoveries (213), the window then limits the flow and it sends in bursts, not "
+                   "one segment every 5.8 ms; the test against the actual departures above checks the jitter")
+def test_reordering_jitter_matches_the_ratio_of_a_regular_stream(tmp_path: Path) -> None:
+    doc = jitter_doc({"dist": "uniform", "max": "20ms", "reorder": True}, secs=60)
+    doc["measure"] = {}
+    bn = run(doc, tmp_path).summary["links"][0]
+    n, got = bn["jitter_delivered"], bn["reordered"] / bn["jitter_delivered"]
+    want = expected_reordered_regular(1448 * 8 / 2e6 * 1e3, 20.0)  # one segment every 5.792 ms
+    # 4 binomial standard errors, and 0.03 for the retransmitted copies.
+    assert abs(got - want) <= 4 * math.sqrt(want * (1 - want) / n) + 0.03, (got, want, n)
+
+
 def bbr_aggregation_cwnd(tmp_path: Path, every: str | None) -> float:
     reverse: dict[str, Any] = {"rate": "10Mbps", "buffer": "1000pkts"}
     if every is not None:
@@ -291,6 +332,13 @@ def test_a_policer_and_a_shaper_hold_a_flow_to_the_bucket_rate(buckets: dict[str
     assert buckets["shaper"]["flows"][0]["goodput_bps"] >= 0.9 * 10e6
 
 
+@pytest.mark.xfail(strict=True, reason="the shaper loses more than the policer here (0.0084 vs 0.0067): its queue "
+                   "is the 100 Mbit/s link's BDP, ten times the shaped rate's, and slow start overflows it")
+def test_a_shaper_loses_less_than_a_policer(buckets: dict[str, dict[str, Any]]) -> None:
+    # A shaper is a queue in front of the bucket: it absorbs what a policer drops.
+    assert buckets["shaper"]["flows"][0]["loss_rate"] < buckets["policer"]["flows"][0]["loss_rate"]
+
+
 @pytest.mark.xfail(strict=True, reason="one long-lived CUBIC flow loses about as much behind a 10 Mbit/s policer "
                    "(100 KB bucket) as through a one-BDP DropTail queue at 10 Mbit/s over 30 s (0.0067 vs 0.0101): "
                    "slow start's overshoot dominates both; Flach et al.'s 4-6x is over real, mostly short, transfers")
@@ -335,6 +383,14 @@ def test_tso_bursts_through_a_1gbps_nic_make_loss_come_in_bursts(tmp_path: Path)
     assert len(access) == 2
     assert max(link["max_backlog_pkts"] for link in access) >= 44
     assert all(link["drops"] == 0 for link in access)
+
+
+@pytest.mark.xfail(strict=True, reason="a host queue reached 89 packets: without TSQ (Linux 2.6) a second "
+                   "super-packet joins the first before it has left the NIC")
+def test_the_host_queue_holds_one_super_packet_at_a_time(tmp_path: Path) -> None:
+    bursty = run(host_doc(True), tmp_path, "bursty")
+    access = [link for link in bursty.summary["links"] if link["name"].startswith("access")]
+    assert all(1 < link["max_backlog_pkts"] <= 45 for link in access)
 
 
 def test_every_model_at_once_conserves_packets_and_repeats_exactly(tmp_path: Path) -> None:
