@@ -42,11 +42,12 @@ bottleneck in bursts of up to 64 KB at line rate, behind a 1000-packet host queu
 defaults). Applied to every flow group; background transfers keep the simulator's smooth senders."""
 
 VARIANTS = {
-    "emu": "kernel (emu backend)",
-    "host": "with the testbed's hosts (1 Gbit/s NIC, TSO bursts)",
+    "emu": ("kernel (emu backend)", "kernel"),
+    "host": ("with the testbed's hosts (1 Gbit/s NIC, TSO bursts)", "testbed hosts"),
 }
-"""Runs of a preset beside the simulator's: on the kernel's TCP through the emulator, and in the
-simulator with the testbed's sending hosts; each stored as ``<id>-<variant>.json``."""
+"""Runs of a preset beside the simulator's, each stored as ``<id>-<variant>.json``: on the kernel's
+TCP through the emulator, and in the simulator with the testbed's sending hosts; by variant, the
+README table's heading of its numbers and the short name of its verdict."""
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "figure only")
 """The verdict words, each with one meaning: every part of the paper's claim holds in ccarena's

@@ -137,11 +137,10 @@ def readme_table(presets: Sequence[Preset]) -> str:
     from .disputes import DISPUTES
 
     values = stored_values(presets)
+    stored = {variant: {q.id: doc for q in presets if (doc := load(q, variant)) is not None} for variant in VARIANTS}
     # A variant's judge reads the variant's values of the presets it reads, where they exist.
-    variant_values = {
-        variant: {**values, **{q.id: doc["values"] for q in presets if (doc := load(q, variant)) is not None}}
-        for variant in VARIANTS
-    }
+    variant_values = {variant: {**values, **{i: doc["values"] for i, doc in docs.items()}}
+                      for variant, docs in stored.items()}  # fmt: skip
     rows = [
         "| experiment | the paper's claim (where) | the paper's numbers | ccarena, full preset | verdict | run |",
         "|---|---|---|---|---|---|",
@@ -162,15 +161,17 @@ def readme_table(presets: Sequence[Preset]) -> str:
         else:
             result, word = v.measured(), v.summary()
         run = f"{doc['date']}, {doc['commit']}, {doc['runs']} runs, {doc['wall_s']} s"
-        for variant, short in (("emu", "kernel"), ("host", "testbed hosts")):
-            name = VARIANTS[variant]
-            other = load(p, variant)
+        words = []
+        for variant, (name, short) in VARIANTS.items():
+            other = stored[variant].get(p.id)
             if other is None or p.judge is None:
                 continue
             ev = p.verdict(variant_values[variant])
             result += f"; {name}: {ev.measured()}"
-            word = f"{word if word.startswith('simulator: ') else 'simulator: ' + word}; {short}: {ev.summary()}"
+            words.append(f"{short}: {ev.summary()}")
             run += f"; {short}: {other['date']}, {other['commit']}, {other['runs']} runs, {other['wall_s']} s"
+        if words:
+            word = "; ".join([f"simulator: {word}", *words])
         rows.append(
             f"| {p.id} {_cell(p.title)} | {_cell(claim)} | {_cell(p.reported or '-')} | {_cell(result)} | "
             f"{_cell(word)} | {run} |"
@@ -182,9 +183,8 @@ def readme_table(presets: Sequence[Preset]) -> str:
             continue
         have = all(i in values for i in d.ids)
         said = d.settle(values) if have else "not every side has a stored full run"
-        hosts = variant_values["host"]
-        if have and all(load(by_id[i], "host") is not None for i in d.ids):
-            said += f" With the testbed's hosts (1 Gbit/s NICs, TSO bursts): {d.settle(hosts)}"
+        if have and all(i in stored["host"] for i in d.ids):
+            said += f" With the testbed's hosts (1 Gbit/s NICs, TSO bursts): {d.settle(variant_values['host'])}"
         rows.append(f"| {' / '.join(d.ids)}: {_cell(d.question)} | {_cell(d.sides)} | {_cell(said)} |")
     return "\n".join(rows) + "\n"
 

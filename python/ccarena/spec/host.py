@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import fields as F
+from .errors import SpecError
 from .units import format_rate, format_time
 
 __all__ = ["Host", "host"]
@@ -71,8 +72,6 @@ def host(value: Any, path: str, base: Host | None = None) -> Host:
     elif base is not None:
         nic = base.nic_bps
     else:
-        from .errors import SpecError
-
         raise SpecError(F.join(path, "nic"), 'required (the NIC\'s rate, e.g. nic = "1Gbps")')
     d = base or Host(nic, 1000, True, None, 3, 2_000_000)
     txq = F.integer(t["txqueuelen"], F.join(path, "txqueuelen"), 1, 1_000_000) if "txqueuelen" in t else d.txqueuelen

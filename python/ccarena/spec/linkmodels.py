@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..traces import mean_rate_bps
 from . import fields as F
 from .errors import SpecError
 from .units import UnitError, describe, format_bytes, format_rate, format_time, parse_rate
@@ -60,8 +61,6 @@ class LinkModels:
 
     engine: dict[str, Any] | None = None
     resolved: dict[str, Any] = field(default_factory=dict)
-    trace_rate_bps: float | None = None
-    """A trace's own mean rate (one MTU per opportunity), printed before the run."""
 
 
 def shipped_traces() -> dict[str, Path]:
@@ -129,7 +128,7 @@ def link_rate(table: Mapping[str, Any], path: str) -> tuple[int, list[tuple[int,
     if value is None:
         if "trace" in table:
             times = _trace(_trace_path(table["trace"], F.join(path, "trace")), F.join(path, "trace"))[0]
-            return max(1, round(len(times) * 12_000_000 / times[-1])), None
+            return max(1, round(mean_rate_bps(times))), None
         raise SpecError(where, 'required (e.g. rate = "100Mbps")')
     if not isinstance(value, list):
         return F.rate(value, where), None
@@ -184,7 +183,6 @@ def link_models(table: Mapping[str, Any], path: str, delay_ns: int, delay_steps:
     """A link table's models (its ``rate`` and ``delay`` already read)."""
     engine: dict[str, Any] = {}
     resolved: dict[str, Any] = {}
-    out = LinkModels()
     if rate_steps is not None:
         engine["schedule"] = rate_steps
         resolved["rate"] = [[format_time(t), format_rate(r) if r else "0bps"] for t, r in rate_steps]
@@ -207,7 +205,6 @@ def link_models(table: Mapping[str, Any], path: str, delay_ns: int, delay_steps:
         resolved.update({"trace": name, "trace_sha256": digest, "trace_mode": mode})
         if once:
             resolved["trace_once"] = True
-        out.trace_rate_bps = len(times) * 12_000_000 / times[-1]
     jitter: dict[str, Any] = {}
     if "jitter" in table:
         where = F.join(path, "jitter")
@@ -267,9 +264,7 @@ def link_models(table: Mapping[str, Any], path: str, delay_ns: int, delay_steps:
         burst = F.byte_count(b["burst"], F.join(where, "burst"))
         engine[key] = {"rate_bps": rate, "burst_bytes": burst}
         resolved[key] = {"rate": format_rate(rate), "burst": format_bytes(burst)}
-    out.engine = engine or None
-    out.resolved = resolved
-    return out
+    return LinkModels(engine or None, resolved)
 
 
 def trace_notes(engine: Mapping[str, Any]) -> list[str]:
@@ -283,7 +278,7 @@ def trace_notes(engine: Mapping[str, Any]) -> list[str]:
         if tr is None:
             continue
         times = tr["opportunities_ms"]
-        rate = len(times) * 12_000_000 / times[-1]
+        rate = mean_rate_bps(times)
         once = ", once" if tr.get("once") else f", looping every {format_time(times[-1] * 1_000_000)}"
         out.append(f"{name}: trace of {len(times)} opportunities{once}: {rate / 1e6:.3f} Mbit/s ({tr['mode']} accounting)")
     return out

@@ -295,14 +295,6 @@ impl Trace {
         m * self.at.len() as u64 + upto(t - m * self.period)
     }
 
-    /// Mean rate of one pass of the trace, bit/s (IP bytes of one MTU per opportunity).
-    pub fn mean_rate_bps(opportunities_ms: &[u64]) -> f64 {
-        let last = opportunities_ms.last().copied().unwrap_or(0);
-        if last == 0 {
-            return 0.0;
-        }
-        opportunities_ms.len() as f64 * 1500.0 * 8.0 * 1000.0 / last as f64
-    }
 }
 
 #[cfg(test)]
@@ -435,6 +427,5 @@ mod tests {
         assert_eq!(t.finish(0, 0, 1500), ms(1.0));
         assert_eq!(t.finish(ms(1.0), 0, 1500), ms(2.0));
         assert_eq!(t.finish(ms(2.0), 0, 1500), Time::MAX);
-        assert_eq!(Trace::mean_rate_bps(&[1]), 12_000_000.0);
     }
 }
