@@ -354,6 +354,14 @@ pub trait CongestionControl {
         false
     }
 
+    /// The algorithm is scalable and sends ECT(1), the L4S identifier
+    /// (RFC 9331 §4; Linux `TCP_CONG_WANTS_ECT_1`): its ECN-capable packets
+    /// carry ECT(1) instead of ECT(0), so that an L4S-aware queue (DualPI2)
+    /// classifies them into its low-latency queue. Only meaningful with ECN.
+    fn wants_ect1(&self) -> bool {
+        false
+    }
+
     /// Names of the internals reported by [`metrics`](Self::metrics), in order.
     fn metric_names(&self) -> &'static [&'static str] {
         &[]
@@ -495,6 +503,9 @@ impl CongestionControl for External {
     fn needs_ecn(&self) -> bool {
         call_ref(self, |c| c.needs_ecn())
     }
+    fn wants_ect1(&self) -> bool {
+        call_ref(self, |c| c.wants_ect1())
+    }
     fn metric_names(&self) -> &'static [&'static str] {
         call_ref(self, |c| c.metric_names())
     }
@@ -604,6 +615,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn needs_ecn(&self) -> bool {
         forward!(self, c => c.needs_ecn())
+    }
+    #[inline]
+    fn wants_ect1(&self) -> bool {
+        forward!(self, c => c.wants_ect1())
     }
     fn metric_names(&self) -> &'static [&'static str] {
         forward!(self, c => c.metric_names())

@@ -253,6 +253,10 @@ impl PacketView for SlotView<'_> {
         let s = &self.0[id as usize];
         matches!(wire::ecn(&s.buf[..s.len as usize]), 1 | 2)
     }
+    fn codepoint(&self, id: PacketId) -> u8 {
+        let s = &self.0[id as usize];
+        wire::ecn(&s.buf[..s.len as usize])
+    }
     fn set_ce(&mut self, id: PacketId) {
         let s = &mut self.0[id as usize];
         wire::set_ce(&mut s.buf[..s.len as usize]);

@@ -10,6 +10,12 @@ use cc::CcHeader;
 
 pub type PacketId = u32;
 
+/// The IP header's ECN codepoints (RFC 3168 §5; ECT(1) is L4S's identifier, RFC 9331 §4).
+pub const ECN_NOT_ECT: u8 = 0;
+pub const ECN_ECT1: u8 = 1;
+pub const ECN_ECT0: u8 = 2;
+pub const ECN_CE: u8 = 3;
+
 /// What a queue discipline may read and write of a packet, so that the
 /// simulator's arena and the emulator's slots share the disciplines' code.
 pub trait PacketView {
@@ -18,6 +24,16 @@ pub trait PacketView {
     fn enqueued_at(&self, id: PacketId) -> Time;
     /// ECN-capable transport (ECT(0) or ECT(1)).
     fn ect(&self, id: PacketId) -> bool;
+    /// The IP header's ECN field (RFC 3168 §5, RFC 9331): 0 Not-ECT,
+    /// 1 ECT(1), 2 ECT(0), 3 CE. By default ECT(0) for an ECN-capable
+    /// packet; a view that knows more says so.
+    fn codepoint(&self, id: PacketId) -> u8 {
+        if self.ect(id) {
+            ECN_ECT0
+        } else {
+            ECN_NOT_ECT
+        }
+    }
     /// Sets CE.
     fn set_ce(&mut self, id: PacketId);
     /// Flow identity for FQ-CoDel's hash.
@@ -67,6 +83,9 @@ pub struct Packet {
     pub retrans: bool,
     /// ECN: sender is ECN-capable (ECT).
     pub ect: bool,
+    /// ECN: the ECT codepoint is ECT(1), the L4S identifier (RFC 9331);
+    /// meaningful only with `ect`.
+    pub ect1: bool,
     /// ECN: congestion experienced, set by a router.
     pub ce: bool,
     /// ACK: ECN echo.
@@ -95,6 +114,7 @@ impl Packet {
             nsack: 0,
             retrans: false,
             ect: false,
+            ect1: false,
             ce: false,
             ece: false,
             cwr: false,
@@ -183,6 +203,16 @@ impl PacketView for PacketArena {
         self.get(id).ect
     }
     #[inline]
+    fn codepoint(&self, id: PacketId) -> u8 {
+        let p = self.get(id);
+        match (p.ce, p.ect, p.ect1) {
+            (true, _, _) => ECN_CE,
+            (false, true, true) => ECN_ECT1,
+            (false, true, false) => ECN_ECT0,
+            (false, false, _) => ECN_NOT_ECT,
+        }
+    }
+    #[inline]
     fn set_ce(&mut self, id: PacketId) {
         let p = &mut self.slots[id as usize];
         if self.log_marks && !p.ce {
@@ -215,5 +245,29 @@ impl PacketView for PacketArena {
             Kind::Udp => Some(p.flow << 1 | 1),
             Kind::Ack => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RFC 3168 §5 and RFC 9331 §4: the two ECT codepoints, and CE whatever
+    /// the sender wrote.
+    #[test]
+    fn codepoints() {
+        let mut a = PacketArena::new();
+        let mut p = Packet::data(0, 0, 1448, 1500);
+        let not_ect = a.alloc(p);
+        p.ect = true;
+        let ect0 = a.alloc(p);
+        p.ect1 = true;
+        let ect1 = a.alloc(p);
+        let got: Vec<u8> = [not_ect, ect0, ect1].iter().map(|&id| a.codepoint(id)).collect();
+        assert_eq!(got, [ECN_NOT_ECT, ECN_ECT0, ECN_ECT1]);
+        assert!(a.ect(ect0) && a.ect(ect1) && !a.ect(not_ect));
+        a.set_ce(ect1);
+        a.set_ce(ect0);
+        assert_eq!((a.codepoint(ect0), a.codepoint(ect1)), (ECN_CE, ECN_CE));
     }
 }

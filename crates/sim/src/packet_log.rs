@@ -67,10 +67,7 @@ pub const FLAG_CWR: u8 = 4;
 /// An ACK (else data or a datagram).
 pub const FLAG_ACK: u8 = 8;
 
-/// ECN codepoints of the IP header (RFC 3168 §5).
-pub const ECN_NOT_ECT: u8 = 0;
-pub const ECN_ECT0: u8 = 2;
-pub const ECN_CE: u8 = 3;
+pub use crate::packet::{ECN_CE, ECN_ECT0, ECN_ECT1, ECN_NOT_ECT};
 
 /// One row.
 #[derive(Clone, Copy, Debug)]

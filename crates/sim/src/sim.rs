@@ -11,9 +11,9 @@ use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIME
 use crate::hist::Histogram;
 use crate::linkmodel::{Arrival, JitterConfig, LineModel, PortModel};
 use crate::net::{DelayLine, Hop, Port, Qdisc, QueueLimit};
-use crate::packet::{Kind, Packet, PacketArena, PacketId};
+use crate::packet::{Kind, Packet, PacketArena, PacketId, PacketView};
 use crate::packet_log::{
-    DropReason, Owner, PacketEvent, PacketLog, PacketRow, ECN_CE, ECN_ECT0, ECN_NOT_ECT, FLAG_ACK, FLAG_CWR, FLAG_ECE,
+    DropReason, Owner, PacketEvent, PacketLog, PacketRow, FLAG_ACK, FLAG_CWR, FLAG_ECE,
     FLAG_RETRANS,
 };
 use crate::rng::Rng;
@@ -848,13 +848,7 @@ impl Simulator {
             | if pkt.ece { FLAG_ECE } else { 0 }
             | if pkt.cwr { FLAG_CWR } else { 0 }
             | if pkt.kind == Kind::Ack { FLAG_ACK } else { 0 };
-        let ecn = if pkt.ce {
-            ECN_CE
-        } else if pkt.ect {
-            ECN_ECT0
-        } else {
-            ECN_NOT_ECT
-        };
+        let ecn = self.arena.codepoint(id);
         let (owner, owner_id, seq_bytes, ack_bytes) = match pkt.kind {
             Kind::Udp => (Owner::Udp, pkt.flow, pkt.seg.saturating_sub(1) * pkt.payload as u64, 0),
             kind => {

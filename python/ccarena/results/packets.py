@@ -40,8 +40,9 @@ order the engine handled them). Columns:
 ``size_bytes``    uint32    bytes on the wire (payload and headers)
 ``payload_bytes`` uint32    payload bytes (0 for an ACK)
 ``retransmission`` bool     the sender had sent this segment before
-``ecn``           uint8     the IP header's ECN field (RFC 3168): 0 Not-ECT,
-                            2 ECT(0), 3 CE (from its mark row on)
+``ecn``           uint8     the IP header's ECN field (RFC 3168, RFC 9331):
+                            0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE (from its
+                            mark row on)
 ``ece``           bool      TCP ECE (ACKs echoing congestion)
 ``cwr``           bool      TCP CWR (data: the sender reduced its window)
 ================  ========  ===================================================

@@ -231,6 +231,8 @@ pub struct Sender {
     /// The connection uses ECN; the algorithm needs it (DCTCP).
     ecn: bool,
     needs_ecn: bool,
+    /// ECN-capable packets carry ECT(1) (the algorithm's [`CongestionControl::wants_ect1`]).
+    ect1: bool,
     /// Set CWR on the next new segment (Linux `TCP_ECN_QUEUE_CWR`).
     queue_cwr: bool,
 }
@@ -281,6 +283,7 @@ impl Sender {
         let mut tp = Sock::new(cfg.mss, cfg.init_cwnd);
         tp.paced = cfg.pacing;
         let needs_ecn = cc.needs_ecn();
+        let ect1 = cc.wants_ect1();
         let cap = bufs.ring.len();
         debug_assert!(cap.is_power_of_two());
         Sender {
@@ -331,6 +334,7 @@ impl Sender {
             partial_acked: false,
             ecn: cfg.ecn || needs_ecn,
             needs_ecn,
+            ect1,
             queue_cwr: false,
             cfg,
         }
@@ -604,6 +608,7 @@ impl Sender {
             // Linux tcp_ecn_send: new data ECT, with CWR after a reduction;
             // retransmissions Not-ECT (RFC 3168 §6.1.5) unless the algorithm needs ECN.
             p.ect = !is_rtx || self.needs_ecn;
+            p.ect1 = self.ect1;
             if !is_rtx && self.queue_cwr {
                 p.cwr = true;
                 self.queue_cwr = false;
