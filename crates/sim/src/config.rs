@@ -1,0 +1,129 @@
+//! The engine's configuration: a whole experiment fully resolved, as the
+//! front end (Python, or a Rust test) hands it to [`crate::Simulator`].
+
+use crate::linkmodel;
+use crate::net::QueueLimit;
+use crate::qdisc::QdiscConfig;
+use crate::tcp::sender::{App, Recovery, Tso};
+use crate::traffic::{LossModel, TcpSource, UdpSource};
+use cc::ParamValue;
+
+/// A bottleneck (or reverse) link.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    /// One-way propagation delay of the link itself, ns.
+    pub delay_ns: u64,
+    pub limit: QueueLimit,
+    /// Bernoulli loss probability for data packets arriving at the port.
+    pub loss: f64,
+    /// A bursty loss process used instead of `loss` when set.
+    pub loss_model: Option<LossModel>,
+    /// Queue discipline; `limit` is its capacity.
+    pub qdisc: QdiscConfig,
+    /// Capacity over time, policer, shaper, batching and jitter; the
+    /// default is an ideal link.
+    pub model: linkmodel::LinkModel,
+}
+
+impl LinkConfig {
+    /// The loss process of this link.
+    pub fn loss_process(&self) -> LossModel {
+        match self.loss_model {
+            Some(m) => m,
+            None if self.loss > 0.0 => LossModel::Bernoulli { p: self.loss },
+            None => LossModel::None,
+        }
+    }
+}
+
+/// One flow, fully resolved.
+#[derive(Clone, Debug)]
+pub struct FlowConfig {
+    pub cc: String,
+    pub params: Vec<(String, ParamValue)>,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    /// Round-trip propagation delay, ns.
+    pub rtt_ns: u64,
+    pub mss: u32,
+    pub header_bytes: u32,
+    pub init_cwnd: u32,
+    pub rwnd_bytes: Option<u64>,
+    pub pacing: bool,
+    /// `None`: the algorithm's default recovery.
+    pub recovery: Option<Recovery>,
+    pub app: App,
+    /// Data flow from the receivers' side: through the reverse link, with
+    /// their ACKs through the bottleneck.
+    pub reverse: bool,
+    /// Negotiate ECN (RFC 3168): data sent ECT(0), the receiver echoes CE
+    /// and the sender answers an echo with a window reduction. Algorithms
+    /// that need ECN (DCTCP) use it whatever this says.
+    pub ecn: bool,
+    /// Send as Linux 2.6 with TCP segmentation offload does (an unpaced
+    /// sender only); `None`: segment by segment.
+    pub tso: Option<Tso>,
+    /// The sender's own link in front of its route (a NIC and its queue);
+    /// `None`: the sender feeds its route's first link directly.
+    pub access: Option<AccessLink>,
+}
+
+/// A sender's access link: its NIC's rate and the queue in front of it
+/// (Linux's `txqueuelen`, 1000 packets on Ethernet), no propagation delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessLink {
+    pub rate_bps: u64,
+    pub queue_pkts: u64,
+}
+
+/// The route of one flow: link indices (0 the bottleneck, 1 the reverse
+/// link, 2.. [`Network::links`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Links its data cross, in order.
+    pub data: Vec<u32>,
+    /// Links its ACKs cross, in order.
+    pub ack: Vec<u32>,
+    /// The link of `data` where its rate at the bottleneck is counted (the
+    /// trace's `bottleneck_bytes` and [`FlowStats::bottleneck_bytes`]).
+    pub measure: u32,
+}
+
+/// Links beyond the dumbbell's two, and the flows' routes over all of them.
+/// Empty: the dumbbell.
+#[derive(Clone, Debug, Default)]
+pub struct Network {
+    /// Links 2, 3, …
+    pub links: Vec<LinkConfig>,
+    /// The route of foreground flow `i` (every flow has one when any has).
+    pub routes: Vec<Route>,
+    /// A name per link, 0 and 1 included (for messages; may be empty).
+    pub names: Vec<String>,
+}
+
+impl Network {
+    /// Whether this is the dumbbell (no extra link, no route).
+    pub fn is_dumbbell(&self) -> bool {
+        self.links.is_empty() && self.routes.is_empty()
+    }
+}
+
+/// A whole experiment, fully resolved.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub interval_ns: u64,
+    pub trace: bool,
+    pub bottleneck: LinkConfig,
+    pub reverse: LinkConfig,
+    /// Links beyond these two and the flows' routes; the default is the dumbbell.
+    pub network: Network,
+    pub flows: Vec<FlowConfig>,
+    /// Background TCP transfers (web, on-off sessions).
+    pub tcp_sources: Vec<TcpSource>,
+    /// Unresponsive UDP load.
+    pub udp_sources: Vec<UdpSource>,
+}
+
