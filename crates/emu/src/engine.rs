@@ -48,17 +48,22 @@
 use crate::wire::{self, Meta};
 use sim::event::{Event, EventQueue, Time, PS_PER_NS, PS_PER_US};
 use sim::hist::Histogram;
-use sim::linkmodel::{Arrival, LineModel, LinkModel, PortModel};
-use sim::net::{DelayLine, Hop, Port, Qdisc, QueueLimit};
+use sim::linkmodel::{LineModel, LinkModel, PortModel};
+use sim::net::{DelayLine, Hop, Port, PortCounters, Qdisc, QueueLimit};
 use sim::packet::PacketId;
 use sim::qdisc::{PacketView, QdiscConfig};
 use sim::rng::Rng;
+use sim::service::{self, PortOwner};
+use sim::traffic::{Loss, LossModel};
 use sim::{Column, Conservation};
 use std::collections::VecDeque;
 
 /// The simulator's random stream number for bottleneck loss, so that the
 /// same seed draws the same sequence in both backends.
 pub const STREAM_BOTTLENECK_LOSS: u64 = 1;
+/// The simulator's stream for the reverse link's loss (unused: the
+/// emulator's reverse link is lossless).
+pub const STREAM_REVERSE_LOSS: u64 = 2;
 /// The simulator's streams for the queue disciplines' coin flips.
 pub const STREAM_BOTTLENECK_QDISC: u64 = 3;
 pub const STREAM_REVERSE_QDISC: u64 = 4;
@@ -228,7 +233,8 @@ pub struct EngineConfig {
     pub pause_stalls: bool,
 }
 
-struct Slot {
+/// A packet read from a device, with what the engine knows of it.
+pub struct Slot {
     buf: Box<[u8]>,
     len: u32,
     flow: u32,
@@ -238,11 +244,26 @@ struct Slot {
     credit: Time,
 }
 
-/// The packet slots as the queue disciplines see them. ECN bits are the
-/// IPv4 header's; CE is set in the packet itself (checksum updated).
-struct SlotView<'a>(&'a mut Vec<Slot>);
+/// The packet slots; the queue disciplines see them through
+/// [`PacketView`]. ECN bits are the IPv4 header's; CE is set in the packet
+/// itself (checksum updated).
+#[derive(Default)]
+pub struct Slots(Vec<Slot>);
 
-impl PacketView for SlotView<'_> {
+impl std::ops::Deref for Slots {
+    type Target = Vec<Slot>;
+    fn deref(&self) -> &Vec<Slot> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    fn deref_mut(&mut self) -> &mut Vec<Slot> {
+        &mut self.0
+    }
+}
+
+impl PacketView for Slots {
     fn wire_len(&self, id: PacketId) -> u32 {
         self.0[id as usize].len
     }
@@ -317,10 +338,11 @@ pub struct Engine {
     released: Vec<PacketId>,
     /// Each link's model counters when the measurement started and when it ended.
     counters_at: [Option<[Counters; 2]>; 2],
-    slots: Vec<Slot>,
+    /// The ports' counters at the end of the measurement.
+    port_counters: Option<[PortCounters; 2]>,
+    slots: Slots,
     free: Vec<PacketId>,
     flows: Vec<FlowAcc>,
-    loss_rng: Rng,
     t0: Option<Time>,
     end: Time,
     probe_k: u64,
@@ -374,6 +396,42 @@ fn ns(t: u64) -> Time {
     t * PS_PER_NS
 }
 
+/// The engine as the owner of its two ports (see [`sim::service`]): the
+/// port code is the simulator's; what the engine adds is its measurement
+/// window and its own event queue.
+impl PortOwner for Engine {
+    type Packets = Slots;
+
+    #[inline]
+    fn port(&mut self, p: usize) -> (&mut Port, &mut Slots) {
+        (&mut self.ports[p], &mut self.slots)
+    }
+
+    #[inline]
+    fn stamp(&mut self, id: PacketId, now: Time) {
+        self.slots[id as usize].enqueued_at = now;
+    }
+
+    fn dropped(&mut self, p: usize, id: PacketId, _random: bool, now: Time) {
+        self.drop_packet(p, id, now);
+    }
+
+    fn started(&mut self, p: usize, _id: PacketId, now: Time, end: Time, waited: Time) {
+        self.q.push(end.min(NEVER), Event::PortTxDone(p as u32));
+        if self.in_window(now) {
+            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited / PS_PER_NS);
+        }
+    }
+
+    fn held(&mut self, p: usize, now: Time, at: Time, generation: u32) {
+        if at <= now {
+            self.release_batch(p, generation, now);
+        } else {
+            self.q.push(at, Event::LinkRelease(p as u32, generation));
+        }
+    }
+}
+
 impl Engine {
     pub fn new(cfg: EngineConfig) -> Engine {
         let n = cfg.flow_delay_ns.len();
@@ -386,14 +444,25 @@ impl Engine {
         let qdisc = |l: &LinkSpec, stream: u64| {
             Qdisc::new(&l.qdisc, l.limit, l.rate_bps, Rng::new(cfg.seed, stream), cfg.seed ^ stream)
         };
+        let loss = LossModel::Bernoulli { p: cfg.loss };
         let mut ports = [
-            Port::with_qdisc(cfg.fwd.rate_bps, qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC), cfg.loss),
-            Port::with_qdisc(cfg.rev.rate_bps, qdisc(&cfg.rev, STREAM_REVERSE_QDISC), 0.0),
+            Port::with_qdisc(
+                cfg.fwd.rate_bps,
+                qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC),
+                Loss::new(loss, Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS)),
+            ),
+            Port::with_qdisc(
+                cfg.rev.rate_bps,
+                qdisc(&cfg.rev, STREAM_REVERSE_QDISC),
+                Loss::new(LossModel::None, Rng::new(cfg.seed, STREAM_REVERSE_LOSS)),
+            ),
         ];
         for (port, link) in ports.iter_mut().zip([&cfg.fwd, &cfg.rev]) {
             if link.model.needs_port_model() {
                 port.model = Some(Box::new(PortModel::new(&link.model)));
             }
+            // The models run from the start of the measurement.
+            port.model_from = NEVER;
         }
         // Line 2f follows the forward link, 2f+1 the reverse one.
         let line_models = (0..2 * (n + 1))
@@ -414,10 +483,10 @@ impl Engine {
             model_epoch: None,
             released: Vec::new(),
             counters_at: [None, None],
-            slots: Vec::new(),
+            port_counters: None,
+            slots: Slots::default(),
             free: Vec::new(),
             flows: (0..=n).map(|_| FlowAcc::default()).collect(),
-            loss_rng: Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS),
             t0: None,
             end: 0,
             probe_k: 0,
@@ -474,12 +543,8 @@ impl Engine {
         self.end = t0 + ns(self.cfg.duration_ns);
         for (i, p) in self.ports.iter_mut().enumerate() {
             self.aqm_at_start[i] = (p.qdisc.marks(), p.qdisc.aqm_drops());
-            p.arrivals = 0;
-            p.drops = 0;
-            p.random_drops = 0;
-            p.tx_packets = 0;
-            p.tx_bytes = 0;
-            p.max_backlog_pkts = 0;
+            p.reset_counters();
+            p.model_from = t0;
         }
         for f in &mut self.flows {
             f.interval_bytes = 0;
@@ -603,7 +668,6 @@ impl Engine {
             s.len = len as u32;
             s.flow = flow;
             s.meta = meta;
-            s.enqueued_at = now;
             s.credit = credit;
         }
         self.created += 1;
@@ -615,53 +679,9 @@ impl Engine {
         if p == FWD {
             self.track_sent(flow as usize, &meta, now);
         }
-        if w {
-            self.ports[p].arrivals += 1;
-        }
+        // The link's random loss hits data segments.
         let is_data = meta.tcp && meta.payload > 0;
-        if p == FWD && is_data && self.ports[p].loss > 0.0 && self.loss_rng.uniform() < self.ports[p].loss {
-            self.drop_packet(p, id, true, w);
-            return;
-        }
-        if self.ports[p].model.is_some() && self.models_on(now) && !self.arrive_modelled(p, id, now, w) {
-            return;
-        }
-        self.admit(p, id, now, w);
-    }
-
-    /// Whether the ports' models run at `t`: from the start of the
-    /// measurement on (before it, connection set-up, the links are ideal).
-    #[inline]
-    fn models_on(&self, t: Time) -> bool {
-        matches!(self.model_epoch, Some(e) if t >= e)
-    }
-
-    /// A packet arrives at a port with models at `now` (models on): false
-    /// when the policer dropped it or a batch holds it.
-    #[cold]
-    #[inline(never)]
-    fn arrive_modelled(&mut self, p: usize, id: PacketId, now: Time, w: bool) -> bool {
-        let e = self.model_epoch.expect("models on");
-        let len = self.slots[id as usize].len;
-        let m = self.ports[p].model.as_mut().expect("checked by the caller");
-        match m.arrive(now - e, id, len) {
-            Arrival::Pass => true,
-            Arrival::Policed => {
-                self.drop_packet(p, id, false, w);
-                false
-            }
-            Arrival::Held(None) => false,
-            Arrival::Held(Some(at)) => {
-                let generation = m.batch_generation();
-                let at = at + e;
-                if at <= now {
-                    self.release_batch(p, generation, now);
-                } else {
-                    self.q.push(at, Event::LinkRelease(p as u32, generation));
-                }
-                false
-            }
-        }
+        service::arrive(self, p, id, now, is_data);
     }
 
     /// Port `p`'s held batch of generation `generation` enters its queue at
@@ -670,41 +690,8 @@ impl Engine {
     #[inline(never)]
     fn release_batch(&mut self, p: usize, generation: u32, t: Time) {
         let mut out = std::mem::take(&mut self.released);
-        if let Some(m) = &mut self.ports[p].model {
-            m.release(generation, &mut out);
-        }
-        let w = self.in_window(t);
-        for &id in &out {
-            self.slots[id as usize].enqueued_at = t;
-            self.admit(p, id, t, w);
-        }
-        out.clear();
+        service::release(self, p, generation, t, &mut out);
         self.released = out;
-    }
-
-    /// A packet that got past the link's loss, policer and batching enters
-    /// port `p`'s queue at `now`.
-    fn admit(&mut self, p: usize, id: PacketId, now: Time, w: bool) {
-        let port = &mut self.ports[p];
-        if port.busy.is_none() && port.qdisc.is_droptail() && port.qdisc.is_empty() {
-            self.transmit(p, id, now, now);
-            return;
-        }
-        // An AQM sees every arrival, even on an idle link (as in the simulator).
-        let admitted = port.qdisc.enqueue(id, now, &mut SlotView(&mut self.slots));
-        self.drain_dropped(p, w);
-        if !admitted {
-            self.drop_packet(p, id, false, w);
-            return;
-        }
-        if self.ports[p].busy.is_none() {
-            self.start_next(p, now);
-        }
-        let port = &mut self.ports[p];
-        let backlog = port.qdisc.len() as u64;
-        if w && backlog > port.max_backlog_pkts {
-            port.max_backlog_pkts = backlog;
-        }
     }
 
     /// A frame read from a device opened with offload ([`crate::sys::tun_create`]):
@@ -777,55 +764,13 @@ impl Engine {
     }
 
     /// Accounts for packets the discipline dropped after admitting them.
-    fn drain_dropped(&mut self, p: usize, in_window: bool) {
-        while let Some(d) = self.ports[p].qdisc.pop_dropped() {
-            self.drop_packet(p, d, false, in_window);
-        }
-    }
-
-    /// Takes the next packet from the discipline onto the idle serialiser at `t`.
-    fn start_next(&mut self, p: usize, t: Time) {
-        let next = self.ports[p].qdisc.dequeue(t, &mut SlotView(&mut self.slots));
-        let w = self.in_window(t);
-        self.drain_dropped(p, w);
-        if let Some(next) = next {
-            let enq = self.slots[next as usize].enqueued_at;
-            self.transmit(p, next, t, enq);
-        }
-    }
-
-    /// Starts serialising `id` on port `p` at `start` (its enqueue time was `enq`).
-    fn transmit(&mut self, p: usize, id: PacketId, start: Time, enq: Time) {
-        let len = self.slots[id as usize].len;
-        let done = match self.model_epoch {
-            // The models' finish time (capacity over time, shaper), in their time.
-            Some(e) if start >= e && self.ports[p].model.is_some() => {
-                let end = self.ports[p].service_end(start - e, enq.saturating_sub(e), len);
-                end.saturating_add(e).min(NEVER)
-            }
-            _ => start + self.ports[p].tx_time(len),
-        };
-        self.ports[p].busy = Some(id);
-        self.q.push(done, Event::PortTxDone(p as u32));
-        if self.in_window(start) {
-            let waited = (start - enq) / PS_PER_NS;
-            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited);
-        }
-    }
-
-    fn drop_packet(&mut self, p: usize, id: PacketId, random: bool, in_window: bool) {
+    /// Accounts for a packet port `p` dropped (the port has counted it;
+    /// the flows' and the interval's drops count in the measurement only).
+    fn drop_packet(&mut self, p: usize, id: PacketId, now: Time) {
         let flow = self.slots[id as usize].flow as usize;
         self.free.push(id);
         self.dropped += 1;
-        if !in_window {
-            return;
-        }
-        let port = &mut self.ports[p];
-        port.drops += 1;
-        if random {
-            port.random_drops += 1;
-        }
-        if p == FWD {
+        if p == FWD && self.in_window(now) {
             self.interval_drops += 1;
             self.flows[flow].drops += 1;
         }
@@ -980,6 +925,9 @@ impl Engine {
         }
         if let Some(e) = &mut self.model_epoch {
             *e += by;
+            for port in &mut self.ports {
+                port.model_from = *e;
+            }
         }
         if self.in_window(now) {
             self.stalls.add(by);
@@ -987,24 +935,19 @@ impl Engine {
     }
 
     fn tx_done(&mut self, p: usize, t: Time) {
-        let id = self.ports[p].busy.take().expect("tx done on an idle port");
+        let id = self.ports[p].finish(&self.slots);
         let (flow, wire_len, is_data) = {
             let s = &self.slots[id as usize];
             (s.flow as usize, s.len as u64, s.meta.tcp && s.meta.payload > 0)
         };
-        if self.in_window(t) {
-            let port = &mut self.ports[p];
-            port.tx_packets += 1;
-            port.tx_bytes += wire_len;
-            if p == FWD {
-                // Rate at the bottleneck: bytes counted as their last bit leaves.
-                let f = &mut self.flows[flow];
-                f.interval_bytes += wire_len;
-                f.bottleneck_bytes += wire_len;
-                self.interval_tx_bytes += wire_len;
-                if is_data {
-                    self.bottleneck_data_packets += 1;
-                }
+        if p == FWD && self.in_window(t) {
+            // Rate at the bottleneck: bytes counted as their last bit leaves.
+            let f = &mut self.flows[flow];
+            f.interval_bytes += wire_len;
+            f.bottleneck_bytes += wire_len;
+            self.interval_tx_bytes += wire_len;
+            if is_data {
+                self.bottleneck_data_packets += 1;
             }
         }
         let line = 2 * flow + p;
@@ -1021,7 +964,7 @@ impl Engine {
         if let Some(at) = self.line_push(line, from, id) {
             self.line_events(p).push(at, Event::LineDeliver(line as u32));
         }
-        self.start_next(p, t);
+        service::start_next(self, p, t);
     }
 
     /// Puts a packet leaving its link at `from` on line `l`; returns the
@@ -1240,6 +1183,7 @@ impl Engine {
         if t >= self.end {
             self.snapshot = Some(self.conservation());
             self.counters_at[1] = Some([FWD, REV].map(|p| self.counters_now(p)));
+            self.port_counters = Some([FWD, REV].map(|p| self.ports[p].counters()));
             self.done = true;
         } else {
             self.probe_k += 1;
@@ -1260,13 +1204,23 @@ impl Engine {
         self.snapshot
     }
 
-    /// The forward port (counters of the measurement window).
-    pub fn forward_port(&self) -> &Port {
-        &self.ports[FWD]
+    /// The forward port's counters over the measurement (so far, before its end).
+    pub fn forward_port(&self) -> PortCounters {
+        self.port_counters.map_or_else(|| self.ports[FWD].counters(), |c| c[FWD])
     }
 
-    pub fn reverse_port(&self) -> &Port {
-        &self.ports[REV]
+    /// Link `p` as configured (0 forward, 1 reverse).
+    pub fn link(&self, p: usize) -> &LinkSpec {
+        if p == FWD {
+            &self.cfg.fwd
+        } else {
+            &self.cfg.rev
+        }
+    }
+
+    /// The reverse port's counters over the measurement.
+    pub fn reverse_port(&self) -> PortCounters {
+        self.port_counters.map_or_else(|| self.ports[REV].counters(), |c| c[REV])
     }
 
     /// CE marks and drops chosen by the discipline (as opposed to overflow)

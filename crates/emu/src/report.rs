@@ -166,8 +166,8 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
                  \"random_drops\": {}, \"aqm_drops\": {}, \"marks\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \
                  \"max_backlog_pkts\": {}, \"delay_mean_us\": {}, \"delay_p50_us\": {}, \"delay_p99_us\": {}{extra}}}",
                 string(name),
-                port.rate_bps,
-                string(port.qdisc.name()),
+                engine.link(p).rate_bps,
+                string(engine.link(p).qdisc.name()),
                 port.arrivals,
                 port.drops,
                 port.random_drops,

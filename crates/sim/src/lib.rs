@@ -39,6 +39,7 @@ pub mod packet;
 pub mod packet_log;
 pub mod qdisc;
 pub mod rng;
+pub mod service;
 pub mod sim;
 pub mod tcp;
 pub mod trace;

@@ -7,6 +7,8 @@ pub use crate::event::tx_time;
 use crate::event::Time;
 use crate::linkmodel::{LineModel, PortModel};
 use crate::packet::PacketId;
+use crate::rng::Rng;
+use crate::traffic::{Loss, LossModel};
 use std::collections::VecDeque;
 
 /// Where a packet goes after a component is done with it.
@@ -27,9 +29,10 @@ pub struct Port {
     pub qdisc: Qdisc,
     /// Packet being serialised, if any.
     pub busy: Option<PacketId>,
-    /// Bernoulli loss probability applied to arriving data packets.
-    pub loss: f64,
-    // Counters.
+    /// The link's random loss, applied to arriving packets its owner says
+    /// it hits ([`crate::service::arrive`]).
+    pub loss: Loss,
+    // Counters (see [`PortCounters`]).
     pub arrivals: u64,
     pub drops: u64,
     pub random_drops: u64,
@@ -39,15 +42,31 @@ pub struct Port {
     /// The link's models (capacity over time, policer, shaper, batching);
     /// `None` for an ideal link.
     pub model: Option<Box<PortModel>>,
+    /// The models' time 0 on the owner's clock; before it the link is
+    /// ideal. The simulator's is 0; the emulator's is the start of its
+    /// measurement (connection set-up runs on ideal links).
+    pub model_from: Time,
+}
+
+/// A port's counters: packets that arrived, were dropped (of them by the
+/// link's random loss) and were sent, bytes sent, and the longest queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    pub arrivals: u64,
+    pub drops: u64,
+    pub random_drops: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub max_backlog_pkts: u64,
 }
 
 impl Port {
-    /// A port with a tail-drop queue.
-    pub fn new(rate_bps: u64, limit: QueueLimit, loss: f64) -> Port {
-        Port::with_qdisc(rate_bps, Qdisc::droptail(limit), loss)
+    /// A lossless port with a tail-drop queue.
+    pub fn new(rate_bps: u64, limit: QueueLimit) -> Port {
+        Port::with_qdisc(rate_bps, Qdisc::droptail(limit), Loss::new(LossModel::None, Rng::new(0, 0)))
     }
 
-    pub fn with_qdisc(rate_bps: u64, qdisc: Qdisc, loss: f64) -> Port {
+    pub fn with_qdisc(rate_bps: u64, qdisc: Qdisc, loss: Loss) -> Port {
         Port {
             rate_bps,
             qdisc,
@@ -60,6 +79,7 @@ impl Port {
             tx_bytes: 0,
             max_backlog_pkts: 0,
             model: None,
+            model_from: 0,
         }
     }
 
@@ -74,8 +94,11 @@ impl Port {
     #[inline]
     pub fn service_end(&mut self, now: Time, arrived: Time, wire_len: u32) -> Time {
         match &mut self.model {
-            None => now + tx_time(wire_len, self.rate_bps),
-            Some(m) => m.service_end(now, arrived, wire_len, self.rate_bps),
+            Some(m) if now >= self.model_from => {
+                let from = self.model_from;
+                m.service_end(now - from, arrived.saturating_sub(from), wire_len, self.rate_bps).saturating_add(from)
+            }
+            _ => now + tx_time(wire_len, self.rate_bps),
         }
     }
 
@@ -234,9 +257,9 @@ mod tests {
 
     #[test]
     fn serialisation_time_is_exact() {
-        let p = Port::new(100_000_000, QueueLimit::Packets(10), 0.0);
+        let p = Port::new(100_000_000, QueueLimit::Packets(10));
         assert_eq!(p.tx_time(1500), 120_000_000); // 1500 B at 100 Mbit/s = 120 µs
-        let p = Port::new(1_000_000_000, QueueLimit::Packets(10), 0.0);
+        let p = Port::new(1_000_000_000, QueueLimit::Packets(10));
         assert_eq!(p.tx_time(1500), 12_000_000);
     }
 

@@ -9,19 +9,21 @@
 
 use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIMER_KINDS};
 use crate::hist::Histogram;
-use crate::linkmodel::{Arrival, JitterConfig, LineModel, PortModel};
+use crate::linkmodel::{JitterConfig, LineModel, PortModel};
 use crate::net::{DelayLine, Hop, Port, Qdisc, QueueLimit};
 use crate::packet::{Kind, Packet, PacketArena, PacketId, PacketView};
 use crate::packet_log::{
-    DropReason, Owner, PacketEvent, PacketLog, PacketRow, FLAG_ACK, FLAG_CWR, FLAG_ECE,
-    FLAG_RETRANS,
+    DropReason, Owner, PacketEvent, PacketLog, PacketRow, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_RETRANS,
 };
 use crate::rng::Rng;
+use crate::service::{self, PortOwner};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
 use crate::trace::{Columns, FlowRow, FlowTrace, LinkTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
-use crate::{Config, Conservation, FlowStats, LinkConfig, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord};
+use crate::{
+    Config, Conservation, FlowStats, LinkConfig, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord,
+};
 use cc::{CongestionControl, MAX_METRICS};
 
 /// Random stream numbers, one per random process.
@@ -104,7 +106,6 @@ pub struct Simulator {
     arena: PacketArena,
     /// Links: 0 the bottleneck, 1 the reverse link, then the network's.
     ports: Vec<Port>,
-    losses: Vec<Loss>,
     /// Propagation delay of each link (the dumbbell's reverse link: the bottleneck's).
     link_delay: Vec<Time>,
     /// Jitter and delay steps of each link's propagation, if any.
@@ -208,7 +209,7 @@ impl Simulator {
                 Port::with_qdisc(
                     b.rate_bps,
                     Qdisc::new(&b.qdisc, b.limit, b.rate_bps, Rng::new(cfg.seed, STREAM_BOTTLENECK_QDISC), cfg.seed),
-                    b.loss,
+                    Loss::new(b.loss_process(), Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS)),
                 ),
                 Port::with_qdisc(
                     r.rate_bps,
@@ -219,12 +220,8 @@ impl Simulator {
                         Rng::new(cfg.seed, STREAM_REVERSE_QDISC),
                         cfg.seed ^ STREAM_REVERSE_QDISC,
                     ),
-                    r.loss,
+                    Loss::new(r.loss_process(), Rng::new(cfg.seed, STREAM_REVERSE_LOSS)),
                 ),
-            ],
-            losses: vec![
-                Loss::new(b.loss_process(), Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS)),
-                Loss::new(r.loss_process(), Rng::new(cfg.seed, STREAM_REVERSE_LOSS)),
             ],
             link_delay: vec![d, if net.is_dumbbell() { d } else { ns(r.delay_ns) }],
             link_jitter: vec![b.model.jitter.clone(), r.model.jitter.clone()],
@@ -396,12 +393,12 @@ impl Simulator {
         let i = self.ports.len() as u64;
         let stream = STREAM_LINK_BASE + 2 * (i - 2);
         let qdisc = Qdisc::new(&link.qdisc, link.limit, link.rate_bps, Rng::new(self.seed, stream + 1), self.seed ^ i);
-        let mut port = Port::with_qdisc(link.rate_bps, qdisc, link.loss);
+        let loss = Loss::new(link.loss_process(), Rng::new(self.seed, stream));
+        let mut port = Port::with_qdisc(link.rate_bps, qdisc, loss);
         if link.model.needs_port_model() {
             port.model = Some(Box::new(PortModel::new(&link.model)));
         }
         self.ports.push(port);
-        self.losses.push(Loss::new(link.loss_process(), Rng::new(self.seed, stream)));
         self.link_delay.push(ns(link.delay_ns));
         self.link_jitter.push(link.model.jitter.clone());
         self.delays.push(Histogram::new());
@@ -1170,6 +1167,7 @@ impl Simulator {
         Some(pkt)
     }
 
+    /// Accounts for a packet port `p` dropped (the port has counted it).
     fn drop_packet<const LOG: bool>(&mut self, p: usize, id: PacketId, random: bool) {
         if LOG {
             self.log_drop(p, id, random);
@@ -1180,11 +1178,6 @@ impl Simulator {
         };
         self.arena.free(id);
         self.dropped += 1;
-        let port = &mut self.ports[p];
-        port.drops += 1;
-        if random {
-            port.random_drops += 1;
-        }
         if p == FWD {
             self.interval_drops += 1;
         }
@@ -1200,47 +1193,12 @@ impl Simulator {
         }
     }
 
+    /// A packet reaches link `p`: the link's random loss hits data and
+    /// datagrams, not ACKs.
+    #[inline(always)]
     fn enqueue<const LOG: bool>(&mut self, p: usize, id: PacketId) {
-        let now = self.now;
-        let (wire, kind) = {
-            let pkt = self.arena.get_mut(id);
-            pkt.enqueued_at = now;
-            (pkt.wire_len, pkt.kind)
-        };
-        self.ports[p].arrivals += 1;
-        // With the packet log (LOG), the enqueue row is written on each of
-        // the three ways on: lost, straight onto the idle link, or once the
-        // discipline has taken it (before the marks and drops it made).
-        if kind != Kind::Ack && self.losses[p].lose() {
-            self.drop_packet::<LOG>(p, id, true);
-            return;
-        }
-        if self.ports[p].model.is_some() && !self.arrive_modelled::<LOG>(p, id, wire) {
-            return;
-        }
-        self.admit::<LOG>(p, id, wire);
-    }
-
-    /// A packet arrives at a link with models: false when the policer
-    /// dropped it or a batch holds it.
-    #[cold]
-    #[inline(never)]
-    fn arrive_modelled<const LOG: bool>(&mut self, p: usize, id: PacketId, wire: u32) -> bool {
-        let m = self.ports[p].model.as_mut().expect("checked by the caller");
-        match m.arrive(self.now, id, wire) {
-            Arrival::Pass => true,
-            Arrival::Policed => {
-                self.drop_packet::<LOG>(p, id, false);
-                false
-            }
-            Arrival::Held(release) => {
-                if let Some(at) = release {
-                    let generation = m.batch_generation();
-                    self.q.push(at, Event::LinkRelease(p as u32, generation));
-                }
-                false
-            }
-        }
+        let (now, lossy) = (self.now, self.arena.get(id).kind != Kind::Ack);
+        service::arrive(&mut Net::<LOG>(self), p, id, now, lossy);
     }
 
     /// A link's batch leaves for its queue, in arrival order.
@@ -1248,100 +1206,19 @@ impl Simulator {
     #[inline(never)]
     fn release<const LOG: bool>(&mut self, p: usize, generation: u32) {
         let mut out = std::mem::take(&mut self.released);
-        if let Some(m) = &mut self.ports[p].model {
-            m.release(generation, &mut out);
-        }
-        for &id in &out {
-            let wire = {
-                let pkt = self.arena.get_mut(id);
-                pkt.enqueued_at = self.now;
-                pkt.wire_len
-            };
-            self.admit::<LOG>(p, id, wire);
-        }
-        out.clear();
+        let now = self.now;
+        service::release(&mut Net::<LOG>(self), p, generation, now, &mut out);
         self.released = out;
-    }
-
-    /// A packet that got past the link's loss, policer and batching enters its queue.
-    #[inline(always)]
-    fn admit<const LOG: bool>(&mut self, p: usize, id: PacketId, wire: u32) {
-        let now = self.now;
-        let port = &mut self.ports[p];
-        if port.busy.is_none() && port.qdisc.is_droptail() && port.qdisc.is_empty() {
-            port.busy = Some(id);
-            let at = port.service_end(now, now, wire);
-            self.q.push(at, Event::PortTxDone(p as u32));
-            self.delays[p].record(0);
-            if LOG {
-                self.log(p, id, PacketEvent::Enqueue, DropReason::None);
-                self.log(p, id, PacketEvent::Dequeue, DropReason::None);
-            }
-            return;
-        }
-        // An AQM sees every arrival (RED's average decays over idle time),
-        // so the packet goes through it even when the link is idle.
-        let admitted = port.qdisc.enqueue(id, now, &mut self.arena);
-        if LOG {
-            self.log(p, id, PacketEvent::Enqueue, DropReason::None);
-            self.log_marks(p);
-        }
-        self.drain_dropped::<LOG>(p);
-        if !admitted {
-            self.drop_packet::<LOG>(p, id, false);
-            return;
-        }
-        if self.ports[p].busy.is_none() {
-            self.start_next::<LOG>(p);
-        }
-        let port = &mut self.ports[p];
-        let backlog = port.qdisc.len() as u64;
-        if backlog > port.max_backlog_pkts {
-            port.max_backlog_pkts = backlog;
-        }
-    }
-
-    /// Accounts for packets the discipline dropped after admitting them.
-    #[inline]
-    fn drain_dropped<const LOG: bool>(&mut self, p: usize) {
-        while let Some(d) = self.ports[p].qdisc.pop_dropped() {
-            self.drop_packet::<LOG>(p, d, false);
-        }
-    }
-
-    /// Takes the next packet from the discipline onto the idle serialiser.
-    #[inline]
-    fn start_next<const LOG: bool>(&mut self, p: usize) {
-        let now = self.now;
-        let next = self.ports[p].qdisc.dequeue(now, &mut self.arena);
-        self.drain_dropped::<LOG>(p);
-        if LOG {
-            self.log_dequeue(p, next);
-        }
-        if let Some(next) = next {
-            let port = &mut self.ports[p];
-            port.busy = Some(next);
-            let pkt = self.arena.get(next);
-            let at = port.service_end(now, pkt.enqueued_at, pkt.wire_len);
-            let waited = (now - pkt.enqueued_at) / PS_PER_NS;
-            self.q.push(at, Event::PortTxDone(p as u32));
-            self.delays[p].record(waited);
-        }
     }
 
     fn port_tx_done<const LOG: bool>(&mut self, p: usize) {
         let now = self.now;
-        let id = self.ports[p].busy.take().expect("tx done on an idle port");
+        let id = self.ports[p].finish(&self.arena);
         let (flow, wire, kind, hop) = {
             let pkt = self.arena.get_mut(id);
             pkt.hop += 1;
             (pkt.flow as usize, pkt.wire_len as u64, pkt.kind, pkt.hop as u32)
         };
-        {
-            let port = &mut self.ports[p];
-            port.tx_packets += 1;
-            port.tx_bytes += wire;
-        }
         if p == FWD {
             self.interval_tx_bytes += wire;
             if kind != Kind::Ack {
@@ -1379,7 +1256,7 @@ impl Simulator {
                 self.q.push(at, Event::LineDeliver(line));
             }
         }
-        self.start_next::<LOG>(p);
+        service::start_next(&mut Net::<LOG>(self), p, now);
     }
 
     fn udp_send<const LOG: bool>(&mut self, u: usize) {
@@ -1696,6 +1573,54 @@ impl Simulator {
     /// The current simulated time, ps.
     pub fn now(&self) -> Time {
         self.now
+    }
+}
+
+/// The simulator as the owner of its links' ports (see [`service`]), with
+/// the packet log's hooks when `LOG`.
+struct Net<'a, const LOG: bool>(&'a mut Simulator);
+
+impl<const LOG: bool> PortOwner for Net<'_, LOG> {
+    type Packets = PacketArena;
+
+    #[inline(always)]
+    fn port(&mut self, p: usize) -> (&mut Port, &mut PacketArena) {
+        (&mut self.0.ports[p], &mut self.0.arena)
+    }
+
+    #[inline(always)]
+    fn stamp(&mut self, id: PacketId, now: Time) {
+        self.0.arena.get_mut(id).enqueued_at = now;
+    }
+
+    #[inline(always)]
+    fn dropped(&mut self, p: usize, id: PacketId, random: bool, _now: Time) {
+        self.0.drop_packet::<LOG>(p, id, random);
+    }
+
+    #[inline(always)]
+    fn started(&mut self, p: usize, _id: PacketId, _now: Time, end: Time, waited: Time) {
+        self.0.q.push(end, Event::PortTxDone(p as u32));
+        self.0.delays[p].record(waited / PS_PER_NS);
+    }
+
+    fn held(&mut self, p: usize, _now: Time, at: Time, generation: u32) {
+        self.0.q.push(at, Event::LinkRelease(p as u32, generation));
+    }
+
+    #[inline(always)]
+    fn enqueued(&mut self, p: usize, id: PacketId) {
+        if LOG {
+            self.0.log(p, id, PacketEvent::Enqueue, DropReason::None);
+            self.0.log_marks(p);
+        }
+    }
+
+    #[inline(always)]
+    fn dequeued(&mut self, p: usize, next: Option<PacketId>) {
+        if LOG {
+            self.0.log_dequeue(p, next);
+        }
     }
 }
 
