@@ -104,7 +104,10 @@ def test_b2_and_c1_settle_as_a_dispute() -> None:
     assert d is not None and d.ids == ("B2", "C1")
     said = d.settle({"B2": b2(200, 50), "C1": c1(30)})
     assert "slow by B2's measure (more than 100 s): yes" in said and "200 s" in said
-    assert "30 s at his 100 % BDP buffer (converges within 100 s, at least twice as fast as in B2)" in said
+    assert (
+        "30 s at 100 % BDP, the buffer of his item 4 test (converges within 100 s, at least twice as fast as in B2)"
+        in said
+    )
     said = d.settle({"B2": b2(60, 50), "C1": c1(80)})
     assert "(more than 100 s): no" in said and "(converges within 100 s, not twice as fast as in B2)" in said
 
@@ -236,4 +239,57 @@ def test_the_rtt_and_cwnd_disputes_say_which_parts_hold() -> None:
     said = dispute_of("C2").settle(values)  # type: ignore[union-attr]
     assert "sustained for 100 s or more in cwnd: holds" in said
     assert "in rate at the bottleneck: does not hold" in said
-    assert "are similar (CoV of throughput): holds" in said and "than rates at the router: holds" in said
+    assert "are similar (CoV of throughput): holds" in said and "at most half as much as cwnds: holds" in said
+
+
+def test_b2_counts_a_flow_that_never_converges_as_slow() -> None:
+    """A second flow still short of 80 % at the end has not converged: slow, and slower than backoff 0.5."""
+    values = b2(200, 50)
+    values["windows"] = windows("CUBIC 2.6", {100: 0.5}) + windows(HALF_BACKOFF, {100: 0.3, 150: 0.95})
+    v = get("B2").verdict({"B2": values})
+    assert [p.holds for p in v.parts] == [True, True, True]
+    assert "not within the run" in v.parts[0].measured
+
+
+def test_b2_convergence_restarts_after_a_late_dip() -> None:
+    """The measure is the start of the last stretch at or above 80 %: one window below it late in the
+    run moves the convergence time past the dip (the host variant's backoff-0.5 result)."""
+    w = windows("x", {100: 0.9, 320: 0.79, 330: 0.9})
+    assert convergence_time(w, 100.0) == 230.0
+
+
+def test_c1_against_a_b2_flow_that_never_converges() -> None:
+    never = b2(200, 50)
+    never["windows"] = windows("CUBIC 2.6", {100: 0.5}) + windows(HALF_BACKOFF, {100: 0.3, 150: 0.95})
+    assert word("C1", {"C1": c1(60), "B2": never}) == "reproduced"
+
+
+def test_b5_needs_every_small_buffer_low() -> None:
+    """One buffer below 30 % BDP at full utilisation is enough to contradict "falls to around 50 %"."""
+    rows = util_rows("CUBIC 2.6", {0.02: 0.45, 0.1: 0.5, 0.2: 0.9})
+    assert word("B5", {"B5": {"runs": rows}}) == "not reproduced"
+    assert word("C3", {"C3": {"runs": rows}}) == "not reproduced"
+
+
+def test_b6_needs_the_orders_apart_not_only_their_means() -> None:
+    """Means 1.5 times apart whose repeats overlap do not show a dependence on the start order."""
+    rows = []
+    for rate in (250e6, 1e6):
+        for i, (a, z) in enumerate(((1.0, 1.2), (1.3, 1.4), (1.0, 3.9))):
+            rows += [{**r, "repeat": i} for r in rtt_rows("CUBIC 2.6", "CUBIC 2.6", a, z, rate)]
+    v = get("B6").verdict({"B6": {"runs": rows}})
+    assert v.word == "not reproduced"
+
+
+def test_b4_is_two_sided() -> None:
+    """H-TCP varying half again as much as CUBIC contradicts "similar" as much as the reverse."""
+    assert word("B4", {"B4": {"runs": cov_rows(0.1, 0.16)}}) == "not reproduced"
+    assert word("B4", {"B4": {"runs": cov_rows(0.1, 0.14)}}) == "reproduced"
+
+
+def test_c2_reads_the_median_flow() -> None:
+    """Rates varying less than cwnds but more than half as much do not hold; at half they do."""
+    less = [{"repeat": 0, "flow": f, "cov_cwnd": 0.3, "cov_rate": 0.2} for f in range(3)]
+    half = [{"repeat": 0, "flow": f, "cov_cwnd": 0.3, "cov_rate": 0.15} for f in range(3)]
+    assert word("C2", {"C2": {"flows": less}}) == "not reproduced"
+    assert word("C2", {"C2": {"flows": half}}) == "reproduced"
