@@ -241,3 +241,43 @@ def test_a_campaign_over_a_parking_lot_has_a_row_per_run_per_link(tmp_path: Path
     for link in summary["links"]:
         assert one.loc[link["name"], "drops"] == link["drops"]
     assert not any(col.startswith("links[") for col in c.runs.columns)
+
+
+def test_a_campaigns_links_are_a_level_of_its_tables_figures_and_report(tmp_path: Path, capsys: Any) -> None:
+    """``per="link"``: one row per run per link in ``table``, each link's mean over repeats in
+    ``aggregate``, the links the data load drawn in the report (ACK links left out), and
+    ``ccarena results --per link``."""
+    from ccarena.cli import main
+    from ccarena.report.campaign import LOADED_UTILISATION, loaded_links
+
+    doc = lot(2, secs=5)
+    doc["sweep"] = {"topology.link.buffer": ["0.5bdp", "1bdp"], "repeat": 2}
+    c = ccarena.sweep(doc, out=tmp_path / "c", jobs=1)
+    links = c.table("link")
+    assert len(links) == 4 * 4
+    # A data link sends only data: its bytes are the sum of what the flows' data left it with.
+    for run_id, rows in links.groupby("run_id"):
+        sent: dict[str, int] = {}
+        for f in c.result(run_id).summary["flows"]:
+            for name, b in f["link_bytes"].items():
+                sent[name] = sent.get(name, 0) + b
+        for _, r in rows[rows["name"].isin(["hop1", "hop2"])].iterrows():
+            assert r["tx_bytes"] == sent[r["name"]]
+    agg = c.aggregate(per="link")
+    assert list(agg.columns[:3]) == ["topology.link.buffer_bdp", "baseline", "name"]
+    assert len(agg) == 2 * 4 and (agg["utilization_window_n"] == 2).all()
+    mean = links.groupby(["topology.link.buffer_bdp", "name"])["delay_p99_ms"].mean()
+    for _, r in agg.iterrows():
+        assert r["delay_p99_ms_mean"] == pytest.approx(mean[(r["topology.link.buffer_bdp"], r["name"])])
+    # The ACK links carry a few per cent: only the data links are "loaded".
+    assert loaded_links(c) == ["hop1", "hop2"]
+    assert links.loc[links["name"].str.endswith("_rev"), "utilization_window"].max() < LOADED_UTILISATION
+    fig = c.plot("delay_p99_ms", per="link", where={"name": ["hop2"]})
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["name = hop2"]
+    assert main(["report", str(tmp_path / "c")]) == 0
+    html = (tmp_path / "c" / "report.html").read_text()
+    assert "Links per point" in html and "delay_p99_ms per link against topology.link.buffer_bdp" in html
+    capsys.readouterr()
+    assert main(["results", str(tmp_path / "c"), "--per", "link"]) == 0
+    out = capsys.readouterr().out
+    assert "hop2_rev" in out and "drop_rate" in out and "delay_p99_ms" in out

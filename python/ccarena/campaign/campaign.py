@@ -45,9 +45,12 @@ HEADLINE = ("utilization_window", "jain_index")
 """The metrics ``ccarena results`` shows unless told otherwise: both over the measurement window."""
 GROUP_HEADLINE = ("share_of_flows", "rate_ratio_vs_others")
 """The metrics of flow groups (and flows) shown unless told otherwise."""
-PER = ("run", "group", "flow")
-"""The levels of the catalogue: runs.parquet, run_groups.parquet, run_flows.parquet."""
-TABLE_OF = {"run": "runs", "group": "run_groups", "flow": "run_flows"}
+LINK_HEADLINE = ("utilization_window", "drop_rate", "delay_p99_ms")
+"""The metrics of links (networks: a parking lot, ``kind = "links"``) shown unless told otherwise."""
+PER = ("run", "group", "flow", "link")
+"""The levels of the catalogue: runs.parquet, run_groups.parquet, run_flows.parquet and, for
+networks, run_links.parquet."""
+TABLE_OF = {"run": "runs", "group": "run_groups", "flow": "run_flows", "link": "run_links"}
 EXECUTORS = ("local", "dask")
 CATALOGUE_EVERY_S = 2.0
 """The catalogue is rewritten at most this often while runs finish, and at the end."""
@@ -348,6 +351,17 @@ class Campaign:
 
         return pq.read_table(self.store.run_groups_file).to_pandas()
 
+    @property
+    def run_links(self) -> pd.DataFrame:
+        """Per-link values of every run (run_links.parquet): one row per run per link, named by
+        ``name``, with its utilisation, drops, marks and queueing delay; empty for the dumbbell."""
+        import pandas as pd
+        import pyarrow.parquet as pq
+
+        if not self.store.run_links_file.is_file():
+            return pd.DataFrame(columns=["run_id", "point", "repeat", "baseline", "name"])
+        return pq.read_table(self.store.run_links_file).to_pandas()
+
     def result(self, run_id: str) -> Result:
         """One run's result folder."""
         from ..results import Result
@@ -355,7 +369,7 @@ class Campaign:
         return Result.load(self.store.run_dir(run_id))
 
     def table(self, per: str = "run") -> pd.DataFrame:
-        """The catalogue at one level: ``per="run"`` (runs.parquet), ``"group"`` or ``"flow"``.
+        """The catalogue at one level: ``per="run"`` (runs.parquet), ``"group"``, ``"flow"`` or ``"link"``.
 
         Rows of failed runs are left out; every level carries ``run_id``,
         ``point``, ``repeat``, ``baseline`` and the swept columns.
@@ -366,11 +380,11 @@ class Campaign:
         ok = runs[runs["status"] == "ok"]
         if per == "run":
             return ok.reset_index(drop=True)
-        df = self.run_groups if per == "group" else self.run_flows
+        df = {"group": self.run_groups, "flow": self.run_flows, "link": self.run_links}[per]
         return df[df["run_id"].isin(set(ok["run_id"]))].reset_index(drop=True)
 
     def level_of(self, columns: Sequence[str]) -> str:
-        """The coarsest level (run, group, flow) whose table has every one of ``columns``."""
+        """The coarsest level (run, group, flow, link) whose table has every one of ``columns``."""
         from ..spec.errors import did_you_mean
 
         known: dict[str, set[str]] = {}
@@ -380,7 +394,7 @@ class Campaign:
                 return per
         every = set().union(*known.values())
         missing = next(c for c in columns if c not in every)
-        raise KeyError(f"no column {missing!r} in runs, run_groups or run_flows{did_you_mean(missing, every)}")
+        raise KeyError(f"no column {missing!r} in runs, run_groups, run_flows or run_links{did_you_mean(missing, every)}")
 
     def aggregate(
         self,
@@ -392,11 +406,12 @@ class Campaign:
         """Per group of rows: mean, confidence-interval half width and n of each metric, over repeats.
 
         ``per`` is the table: ``"run"`` (runs.parquet), ``"group"``
-        (run_groups: one row per flow group of a run) or ``"flow"``
-        (run_flows); by default the coarsest that has every column of
-        ``by`` and ``metrics``. ``by`` defaults to the swept columns and
+        (run_groups: one row per flow group of a run), ``"flow"``
+        (run_flows) or ``"link"`` (run_links: one row per link of a
+        network); by default the coarsest that has every column of ``by``
+        and ``metrics``. ``by`` defaults to the swept columns and
         ``baseline`` (and ``group``, ``cc`` for groups; ``flow``, ``group``,
-        ``cc`` for flows). Failed runs are left out.
+        ``cc`` for flows; ``name`` for links). Failed runs are left out.
 
         Each run counts once: rows of one run in one group of ``by`` (two
         CUBIC flows of a run, grouped by ``cc``) are first averaged, so
@@ -412,12 +427,12 @@ class Campaign:
         from .figures import point_keys
 
         if metrics is None:
-            names = list(HEADLINE) if per in (None, "run") else list(GROUP_HEADLINE)
+            names = list({"run": HEADLINE, "link": LINK_HEADLINE}.get(per or "run", GROUP_HEADLINE))
         else:
             names = list(metrics)
         chosen = per or self.level_of([*(by or []), *names])
         df = self.table(chosen)
-        default_keys = {"run": [], "group": ["group", "cc"], "flow": ["flow", "group", "cc"]}[chosen]
+        default_keys = {"run": [], "group": ["group", "cc"], "flow": ["flow", "group", "cc"], "link": ["name"]}[chosen]
         keys = list(by) if by is not None else [*self.swept, "baseline", *default_keys]
         from ..spec.errors import did_you_mean
 
@@ -485,24 +500,27 @@ class Campaign:
         logx: bool = False,
         out: str | Path | None = None,
         dpi: int = 150,
+        where: Mapping[str, Sequence[Any]] | None = None,
     ) -> Any:
         """``y`` against ``x``, a line per ``hue``, a panel per ``col``: a matplotlib Figure.
 
-        The columns come from runs, run_groups or run_flows (``per``, by
-        default the coarsest that has them all); ``x`` defaults to the first
-        numeric swept column and ``hue`` to ``cc`` for groups and flows.
+        The columns come from runs, run_groups, run_flows or run_links
+        (``per``, by default the coarsest that has them all); ``x`` defaults
+        to the first numeric swept column and ``hue`` to ``cc`` for groups
+        and flows and to the link's ``name`` for links.
         Means carry ``level`` intervals only over >= 5 repeats of one point;
         otherwise the runs are drawn as dots. A swept column that is not
         drawn becomes the hue or the panels, never pseudo-repeats. Axes are
         in Mbit/s, ms, BDP as the columns' units say. ``out`` writes the
         figure (.png, .pdf or .svg); ``size`` is (width, height) in inches and
-        ``style`` a matplotlib style name. E.g. BBR's share against buffer::
+        ``style`` a matplotlib style name; ``where`` keeps the rows whose
+        column takes one of the values given. E.g. BBR's share against buffer::
 
             c.plot("share_of_flows", x="topology.bottleneck.buffer_bdp", hue="cc", out="share.pdf")
         """
         from .figures import plot, save_figure
 
-        fig = plot(self, y, x, hue, col, per=per, level=level, size=size, style=style, logx=logx)
+        fig = plot(self, y, x, hue, col, per=per, level=level, size=size, style=style, logx=logx, where=where)
         if out is not None:
             save_figure(fig, out, dpi=dpi)
         return fig

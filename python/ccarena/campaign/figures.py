@@ -16,7 +16,7 @@ second in ms, buffers in BDP or packets, as the column's unit suffix says.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -197,24 +197,28 @@ def plot(
     style: str | None = None,
     logx: bool = False,
     title: str | None = None,
+    where: Mapping[str, Sequence[Any]] | None = None,
 ) -> Any:
     """``y`` against ``x``, a line per ``hue``, a panel per ``col`` of :class:`~ccarena.Campaign` ``c``.
 
-    ``per`` picks the table (``run``, ``group``, ``flow``; default: the
+    ``per`` picks the table (``run``, ``group``, ``flow``, ``link``; default: the
     coarsest that has every column named). ``x`` defaults to the first
     numeric swept column; ``hue`` to ``cc`` for groups and flows. Raises
     :class:`KeyError` naming an unknown column (with the closest name) and
     :class:`ValueError` when a swept column would be pooled and no hue or
-    panel is left for it.
+    panel is left for it. ``where`` keeps the rows whose column takes one
+    of the values given (``{"name": ["hop1", "hop2"]}``: two links).
     """
     named = [v for v in (y, x, hue, col) if v is not None]
     per = per or c.level_of(named)
     df = c.table(per)
     from ..spec.errors import did_you_mean
 
-    for v in named:
+    for v in [*named, *(where or {})]:
         if v not in df.columns:
             raise KeyError(f"no column {v!r} in the {per} table{did_you_mean(v, df.columns)}")
+    for k, values in (where or {}).items():
+        df = df[df[k].isin(list(values))]
     if x is None:
         numeric = [s for s in c.swept if s in df.columns and df[s].dtype.kind in "if" and df[s].nunique() > 1]
         if not numeric:
@@ -222,6 +226,8 @@ def plot(
         x = numeric[0]
     if hue is None and per in ("group", "flow") and x != "cc" and col != "cc" and df["cc"].nunique() > 1:
         hue = "cc"
+    if hue is None and per == "link" and col != "name":
+        hue = "name"
     used = {v for v in (x, hue, col) if v is not None}
     for extra in _spread_columns(df, c.swept, used):
         if hue is None:

@@ -15,9 +15,10 @@ _DESCRIPTION = """\
 Draw a campaign's figure: --y against --x, one line per value of --hue,
 one panel per value of --col. Columns come from runs.parquet, run_groups
 (per flow group: share_of_flows, share_of_link, rate_per_flow_bps,
-rate_ratio_vs_others, cc, ...) or run_flows (per flow), the coarsest table
-that has them all unless --per says which. --x defaults to the first
-numeric swept column, --hue to cc for groups and flows.
+rate_ratio_vs_others, cc, ...), run_flows (per flow) or run_links (per link
+of a network), the coarsest table that has them all unless --per says
+which. --x defaults to the first numeric swept column, --hue to cc for
+groups and flows and to the link's name for links.
 
 Each point is the mean over its runs. A 95% interval (Student t) is drawn
 only over at least 5 repeats of one point; with fewer, each run is drawn
@@ -56,7 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument("--x", metavar="COLUMN", help="the column drawn against (default: the first numeric swept one)")
     p.add_argument("--hue", metavar="COLUMN", help="one line per value (default: cc for groups and flows)")
     p.add_argument("--col", metavar="COLUMN", help="one panel per value")
-    p.add_argument("--per", choices=("run", "group", "flow"), help="the table (default: the coarsest with every column)")
+    p.add_argument("--per", choices=("run", "group", "flow", "link"), help="the table (default: the coarsest with every column)")
     p.add_argument("--out", metavar="FILE", help="a .png, .pdf or .svg file (default: DIR/figures/Y-vs-X.png); "
                    "an existing file is replaced only with --force")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")

@@ -18,9 +18,11 @@ number of runs. Metrics and --by columns come from one of three tables:
 runs.parquet (every number of summary.json, e.g. utilization_window,
 jain_index, queue.drops, transfers.fct_p50_s), run_groups.parquet (per
 flow group: cc, group, share_of_flows, share_of_link, rate_per_flow_bps,
-rate_ratio_vs_others) or run_flows.parquet (per flow: flow, goodput_bps,
-window_rate_bps, retransmits, rtt_s, ...); the coarsest that has them all
-is used unless --per says which.
+rate_ratio_vs_others), run_flows.parquet (per flow: flow, goodput_bps,
+window_rate_bps, retransmits, rtt_s, ...) or, for a parking lot or a
+network of links, run_links.parquet (per link, named by name:
+utilization_window, drop_rate, drops, marks, delay_p99_ms, ...); the
+coarsest that has them all is used unless --per says which.
 
 A run counts once: its flows in one row of the output are averaged first.
 An interval is given only over repeats of one point; a row that pools
@@ -28,7 +30,7 @@ several points (--by leaves out a swept column) shows the mean and n, no
 interval, and the points column says how many it pools.
 
 --sql runs DuckDB SQL over the views runs (the catalogue), run_flows,
-run_groups, and flows, queue, transfers (every run's Parquet tables, each
+run_groups, run_links (networks), and flows, queue, transfers (every run's Parquet tables, each
 row with its run_id)."""
 
 _EPILOG = """\
@@ -36,6 +38,7 @@ examples:
   ccarena results results/grid
   ccarena results results/grid --metric utilization --metric queue.drops --by topology.bottleneck.buffer_bdp
   ccarena results results/grid --metric share_of_flows --by topology.bottleneck.buffer_bdp --by cc
+  ccarena results results/lot --per link            (a parking lot: each link's utilisation, loss, delay)
   ccarena results results/grid --csv > grid.csv
   ccarena results results/grid --sql "SELECT run_id, max(cwnd_pkts) FROM flows GROUP BY run_id"
 """
@@ -56,7 +59,7 @@ def register(sub: Any) -> None:
                    "rate_ratio_vs_others)")
     p.add_argument("--by", action="append", metavar="COLUMN", help="group by these columns (repeatable; default: "
                    "the swept columns and baseline, and group and cc per group)")
-    p.add_argument("--per", choices=("run", "group", "flow"), help="the table: runs, run_groups or run_flows "
+    p.add_argument("--per", choices=("run", "group", "flow", "link"), help="the table: runs, run_groups, run_flows or run_links "
                    "(default: the coarsest that has every --metric and --by column)")
     p.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     p.add_argument("--sql", metavar="QUERY", help="run DuckDB SQL over runs, run_flows, flows, queue, transfers")
@@ -85,7 +88,7 @@ def _table(df: Any, keys: list[str], metrics: list[str]) -> str:
 
 def results_command(args: argparse.Namespace) -> int:
     """Runs ``ccarena results``."""
-    from ..campaign.campaign import GROUP_HEADLINE, HEADLINE, Campaign
+    from ..campaign.campaign import GROUP_HEADLINE, HEADLINE, LINK_HEADLINE, Campaign
 
     try:
         campaign = Campaign(args.dir)
@@ -104,7 +107,7 @@ def results_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     try:
         per = args.per or campaign.level_of([*(args.by or []), *(args.metric or [])])
-        metrics = args.metric or list(HEADLINE if per == "run" else GROUP_HEADLINE)
+        metrics = args.metric or list({"run": HEADLINE, "link": LINK_HEADLINE}.get(per, GROUP_HEADLINE))
         agg = campaign.aggregate(by=args.by, metrics=metrics, per=per)
     except KeyError as e:
         error(f"--metric/--by: {e.args[0]} (see the columns with --sql 'DESCRIBE run_groups')")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..campaign import Campaign
-from ..campaign.campaign import GROUP_HEADLINE, HEADLINE
+from ..campaign.campaign import GROUP_HEADLINE, HEADLINE, LINK_HEADLINE
 from ..campaign.figures import MIN_REPEATS_FOR_CI
 from ..campaign.view import grid_table, metric_table
 from .html import esc, figure, provenance
@@ -28,6 +28,9 @@ MAX_TIMESERIES_POINTS = 6
 """Ensemble time series are drawn for at most this many points (the first of the grid)."""
 MAX_FIGURE_AXES = 2
 """A metric is drawn against a swept column when the others (and baselines) fit as lines and panels."""
+LOADED_UTILISATION = 0.5
+"""A link of a network is drawn when its mean utilisation over the measurement window reaches this
+at some point of the grid: the links the flows' data load, not the ACK links beside them."""
 
 
 def _varying(c: Campaign) -> list[str]:
@@ -74,6 +77,42 @@ def _against_parameters(c: Campaign) -> str:
     rule = (f"Each mark is the mean over the runs of one point; a 95% interval (Student t) is drawn over "
             f"{MIN_REPEATS_FOR_CI} or more repeats, otherwise each run is a dot.")
     return f"<p>{esc(rule)}</p>" + "".join(figure(f, cap) for f, cap in figs)
+
+
+def loaded_links(c: Campaign) -> list[str]:
+    """The links of a network whose mean utilisation over the window reaches :data:`LOADED_UTILISATION`
+    at some point (in the order of the first run), or none for the dumbbell."""
+    links = c.table("link")
+    if links.empty:
+        return []
+    mean = links.groupby(["point", "name"], sort=False)["utilization_window"].mean()
+    loaded = {name for (_, name), u in mean.items() if u >= LOADED_UTILISATION}
+    return [n for n in dict.fromkeys(links["name"]) if n in loaded]
+
+
+def _links(c: Campaign) -> str:
+    """Per link and point: the link metrics over repeats, and each against the swept columns, one line per
+    loaded link."""
+    names = loaded_links(c)
+    if not names:
+        return ""
+    ok = c.table("run")
+    varying = [v for v in _varying(c) if v != "baseline"]
+    numeric = [s for s in varying if ok[s].dtype.kind in "if"]
+    rule = (f"Links whose mean utilisation over the window reaches {LOADED_UTILISATION:g} at some point: "
+            f"{', '.join(names)}. Each mark is the mean over the runs of one point; a 95% interval over "
+            f"{MIN_REPEATS_FOR_CI} or more repeats, otherwise each run is a dot.")
+    figs = []
+    for x in numeric:
+        others = [v for v in varying if v != x]
+        if len(others) > MAX_FIGURE_AXES - 1:
+            continue
+        col = others[0] if others else None
+        for y in LINK_HEADLINE:
+            if y in c.table("link").columns:
+                fig = c.plot(y, x=x, hue="name", col=col, per="link", where={"name": names})
+                figs.append(figure(fig, f"{y} per link against {x}" + (f", a panel per {col}" if col else "")))
+    return f"<p>{esc(rule)}</p>" + metric_table(c, "link", LINK_HEADLINE) + "".join(figs)
 
 
 def flow_names(c: Campaign) -> dict[int, str]:
@@ -159,6 +198,7 @@ def campaign_sections(folder: Path) -> tuple[str, list[tuple[str, str]]]:
         ("Flow groups per point", f"<p>Each group's share of what all flows got and its per-flow rate over the other "
          f"groups' {esc(window)}.</p>" + metric_table(c, "group", GROUP_HEADLINE)),
         ("Metrics against the swept parameters", _against_parameters(c)),
+        *([("Links per point", links)] if (links := _links(c)) else []),
         ("Ensemble time series", _timeseries(c)),
     ]
 
