@@ -113,7 +113,7 @@ def test_a_misspelt_key_in_tcp_measure_and_background() -> None:
 
 
 def test_an_unknown_key_far_from_any_still_lists_the_known_ones() -> None:
-    assert error(base(colour="red")).startswith("flows[0].colour: unknown key (known: ack_path, app, cc, count,")
+    assert error(base(colour="red")).startswith("flows[0].colour: unknown key (known: accecn, accecn_option, ack_path, app, cc, count,")
 
 
 def test_an_algorithm_without_parameters_says_so() -> None:

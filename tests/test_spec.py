@@ -212,7 +212,7 @@ def test_set_errors_name_the_path() -> None:
     assert e.value.path == "flows[0]..cc"
     with pytest.raises(SpecError) as e:
         load_spec(minimal(), set={"flows[0].colour": "red"})
-    assert str(e.value).startswith("flows[0].colour: unknown key (known: ack_path, app, cc, count,")
+    assert str(e.value).startswith("flows[0].colour: unknown key (known: accecn, accecn_option, ack_path, app, cc, count,")
 
 
 def test_spec_error_text() -> None:
@@ -442,7 +442,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         cc = "reno"
         colour = "red"
         """,
-        "flows[0].colour: unknown key (known: ack_path, app, cc, count, ecn, every, host, init_cwnd, mss, pacing, params, path, rate, recovery, reverse,",
+        "flows[0].colour: unknown key (known: accecn, accecn_option, ack_path, app, cc, count, ecn, every, host, init_cwnd, mss, pacing, params, path, rate, receiver_accecn, recovery, reverse,",
     ),
     (
         "param-out-of-range",

@@ -34,6 +34,7 @@ pub mod htcp;
 pub mod illinois;
 pub mod ledbat;
 pub mod params;
+pub mod prague;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
@@ -64,6 +65,20 @@ pub enum CaState {
     Recovery = 3,
     /// After a retransmission timeout.
     Loss = 4,
+}
+
+/// The ECN feedback a connection negotiated (Linux `tcp_ecn_mode_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EcnMode {
+    /// No ECN: packets leave Not-ECT and a congested queue drops them.
+    #[default]
+    Off,
+    /// RFC 3168 feedback: ECE latched until CWR (or DCTCP's per-change echo),
+    /// at most one congestion signal per round trip.
+    Rfc3168,
+    /// AccECN feedback (RFC 9768): the ACK counts every CE-marked packet
+    /// (the ACE field) and byte (the AccECN option).
+    AccEcn,
 }
 
 /// Events passed to [`CongestionControl::cwnd_event`] (Linux `enum tcp_ca_event`).
@@ -151,6 +166,8 @@ pub struct Sock {
     /// Seed for algorithms that need randomness (BBR's gain-cycle phase),
     /// derived by the simulator from the simulation seed and the flow id.
     pub rng_seed: u64,
+    /// The ECN feedback negotiated for this connection, set before `init`.
+    pub ecn_mode: EcnMode,
 }
 
 impl Sock {
@@ -185,6 +202,7 @@ impl Sock {
             app_limited: 0,
             wstamp_ns: 0,
             rng_seed: 0,
+            ecn_mode: EcnMode::Off,
         }
     }
 
@@ -269,6 +287,11 @@ pub struct RateSample {
     pub delivered_ce: i64,
     /// The ACK carried an ECN echo (google/bbr v3 `is_ece`).
     pub is_ece: bool,
+    /// Packets newly delivered with a CE mark, as this ACK reports them
+    /// (L4STeam Linux `rs->ece_delta`): AccECN's count of newly CE-marked
+    /// packets (RFC 9768), or with RFC 3168 feedback every packet this ACK
+    /// delivers when it carries ECE.
+    pub ece_delta: u32,
 }
 
 impl RateSample {
@@ -362,6 +385,16 @@ pub trait CongestionControl {
         false
     }
 
+    /// The algorithm needs AccECN feedback (RFC 9768; Linux
+    /// `TCP_CONG_NEEDS_ACCECN` with `TCP_CONG_NO_FALLBACK_RFC3168`): the
+    /// sender offers AccECN whatever the flow's setting, and when the
+    /// receiver does not support it the connection runs without ECN rather
+    /// than with RFC 3168 feedback ([`Sock::ecn_mode`] tells the algorithm
+    /// at `init`).
+    fn needs_accecn(&self) -> bool {
+        false
+    }
+
     /// Names of the internals reported by [`metrics`](Self::metrics), in order.
     fn metric_names(&self) -> &'static [&'static str] {
         &[]
@@ -388,6 +421,7 @@ pub enum AnyCc {
     Htcp(htcp::Htcp),
     Illinois(illinois::Illinois),
     Ledbat(ledbat::Ledbat),
+    Prague(prague::Prague),
     Scalable(scalable::Scalable),
     Sqrt(sqrt::Sqrt),
     Vegas(vegas::Vegas),
@@ -506,6 +540,9 @@ impl CongestionControl for External {
     fn wants_ect1(&self) -> bool {
         call_ref(self, |c| c.wants_ect1())
     }
+    fn needs_accecn(&self) -> bool {
+        call_ref(self, |c| c.needs_accecn())
+    }
     fn metric_names(&self) -> &'static [&'static str] {
         call_ref(self, |c| c.metric_names())
     }
@@ -531,6 +568,7 @@ macro_rules! forward {
             AnyCc::Htcp($cc) => $body,
             AnyCc::Illinois($cc) => $body,
             AnyCc::Ledbat($cc) => $body,
+            AnyCc::Prague($cc) => $body,
             AnyCc::Scalable($cc) => $body,
             AnyCc::Sqrt($cc) => $body,
             AnyCc::Vegas($cc) => $body,
@@ -560,6 +598,7 @@ impl AnyCc {
             AnyCc::Htcp(_) => "htcp",
             AnyCc::Illinois(_) => "illinois",
             AnyCc::Ledbat(_) => "ledbat",
+            AnyCc::Prague(_) => "prague",
             AnyCc::Scalable(_) => "scalable",
             AnyCc::Sqrt(_) => "sqrt",
             AnyCc::Vegas(_) => "vegas",
@@ -619,6 +658,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn wants_ect1(&self) -> bool {
         forward!(self, c => c.wants_ect1())
+    }
+    #[inline]
+    fn needs_accecn(&self) -> bool {
+        forward!(self, c => c.needs_accecn())
     }
     fn metric_names(&self) -> &'static [&'static str] {
         forward!(self, c => c.metric_names())

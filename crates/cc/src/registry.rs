@@ -8,7 +8,7 @@ use crate::copa;
 use crate::ledbat;
 use crate::{bbr, bbr3, cubic, dctcp, reno, AnyCc};
 use crate::{bic, highspeed, htcp, illinois, scalable, sqrt, xcp};
-use crate::{compound, fast, vegas, vivace, westwood};
+use crate::{compound, fast, prague, vegas, vivace, westwood};
 
 // The parameter types live in `params` so that algorithms need not import
 // this table; they stay reachable here as `registry::ParamSpec` and so on.
@@ -32,6 +32,10 @@ pub struct AlgoInfo {
     /// The algorithm needs ECN (DCTCP); its flows negotiate ECN whatever
     /// their `ecn` setting.
     pub needs_ecn: bool,
+    /// The algorithm needs AccECN feedback (Prague; RFC 9768): its flows
+    /// offer AccECN whatever their `accecn` setting and, against a receiver
+    /// without it, run without ECN.
+    pub needs_accecn: bool,
     /// The algorithm draws random numbers (BBR's ProbeBW start phase, BBR
     /// v3's bw-probe wait) from its `seed` parameter mixed with the run's
     /// per-flow seed, so repeats with different seeds differ even when
@@ -51,6 +55,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: true,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: true,
     },
     AlgoInfo {
@@ -62,6 +67,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: true,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: true,
     },
     AlgoInfo {
@@ -73,6 +79,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -84,6 +91,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -95,6 +103,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: true,
         needs_pacing: true,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -106,6 +115,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -117,6 +127,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: true,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -128,6 +139,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: true,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -139,6 +151,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -150,6 +163,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -161,6 +175,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -172,6 +187,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: true,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -183,6 +199,19 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
+        randomized: false,
+    },
+    AlgoInfo {
+        name: "prague",
+        summary: "TCP Prague (L4S): DCTCP-like cut by alpha/2 per round from AccECN's exact CE count (alpha EWMA g = 1/16), sends ECT(1), fractional window, additive increase scaled to a 25 ms virtual RTT below 25 ms, Reno halving on loss, paced at cwnd/srtt; Reno without AccECN; run it paced",
+        source: "L4STeam Linux net/ipv4/tcp_prague.c v0.7 (fractional-window mode; rate mode below 4 packets not modelled); RFC 9331 section 4 (Prague L4S requirements); RFC 8257 (DCTCP alpha); RFC 9768 (AccECN feedback)",
+        default_recovery: "prr",
+        params: prague::PARAMS,
+        unconfirmed: false,
+        needs_pacing: true,
+        needs_ecn: true,
+        needs_accecn: true,
         randomized: false,
     },
     AlgoInfo {
@@ -194,6 +223,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -205,6 +235,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -216,6 +247,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: true,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -227,6 +259,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -238,6 +271,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: true,
         needs_pacing: true,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: true,
     },
     AlgoInfo {
@@ -249,6 +283,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
     AlgoInfo {
@@ -260,6 +295,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
         unconfirmed: false,
         needs_pacing: false,
         needs_ecn: false,
+        needs_accecn: false,
         randomized: false,
     },
 ];
@@ -401,6 +437,7 @@ pub fn build(name: &str, given: &[(String, ParamValue)]) -> Result<AnyCc, ParamE
         "htcp" => AnyCc::Htcp(htcp::Htcp::new(htcp::HtcpConfig::from_params(&p))),
         "illinois" => AnyCc::Illinois(illinois::Illinois::new(illinois::IllinoisConfig::from_params(&p))),
         "ledbat" => AnyCc::Ledbat(ledbat::Ledbat::new(ledbat::LedbatConfig::from_params(&p))),
+        "prague" => AnyCc::Prague(prague::Prague::new(prague::PragueConfig::from_params(&p))),
         "scalable" => AnyCc::Scalable(scalable::Scalable::new(scalable::ScalableConfig::from_params(&p))),
         "sqrt" => AnyCc::Sqrt(sqrt::Sqrt::new(sqrt::SqrtConfig::from_params(&p))),
         "vegas" => AnyCc::Vegas(vegas::Vegas::new(vegas::VegasConfig::from_params(&p))),
@@ -430,7 +467,7 @@ mod tests {
         assert_eq!(
             e.message,
             "unknown algorithm \"cubik\" (known: bbr, bbr3, bic, compound, copa, cubic, dctcp, fast, highspeed, htcp, illinois, \
-             ledbat, newreno, reno, scalable, sqrt, vegas, vivace, westwood, xcp)"
+             ledbat, newreno, prague, reno, scalable, sqrt, vegas, vivace, westwood, xcp)"
         );
     }
 
@@ -441,6 +478,16 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn table_flags_match_the_algorithms() {
+        for a in algorithms() {
+            let cc = build(a.name, &[]).unwrap();
+            use crate::CongestionControl;
+            assert_eq!(a.needs_ecn, cc.needs_ecn(), "{}: needs_ecn", a.name);
+            assert_eq!(a.needs_accecn, cc.needs_accecn(), "{}: needs_accecn", a.name);
+        }
     }
 
     #[test]
@@ -505,6 +552,7 @@ mod tests {
             unconfirmed: false,
             needs_pacing: false,
             needs_ecn: false,
+            needs_accecn: false,
             randomized: false,
         };
         let factory: std::sync::Arc<ExternalFactory> = std::sync::Arc::new(|p: &Params| {

@@ -26,8 +26,8 @@
 
 use cc::registry::{ParamDefault, ParamKind};
 use cc::{
-    algorithms, build, AckSample, AlgoInfo, AnyCc, CaEvent, CaState, CongestionControl, ParamValue, RateSample, Sock,
-    INFINITE_SSTHRESH, MAX_METRICS,
+    algorithms, build, AckSample, AlgoInfo, AnyCc, CaEvent, CaState, CongestionControl, EcnMode, ParamValue,
+    RateSample, Sock, INFINITE_SSTHRESH, MAX_METRICS,
 };
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -91,6 +91,13 @@ const NO_STRICT_DECREASE: &[(&str, Option<&str>, &str, Option<u32>, &str)] = &[
         "ssthresh() removes cwnd·alpha/2, nothing once alpha reaches 0 (RFC 8257 §3.3); a loss is halved by set_state(Recovery)",
     ),
     ("bbr", None, "", None, "not loss-based: ssthresh() returns the current ssthresh (Linux bbr_ssthresh)"),
+    (
+        "prague",
+        None,
+        "",
+        None,
+        "ssthresh() returns the current ssthresh (tcp_prague.c prague_ssthresh); the window is cut in set_state/cwnd_event",
+    ),
     ("bbr3", None, "", None, "not loss-based: ssthresh() returns the current ssthresh"),
     ("vivace", None, "", None, "rate-based: ssthresh() returns infinity (PCC kernel module pcc_ssthresh)"),
     (
@@ -284,6 +291,7 @@ impl<C: CongestionControl> Model<C> {
             is_ack_delayed: acked > 1,
             tx_in_flight: prior_in_flight,
             is_ece: ece,
+            ece_delta: if ece { acked } else { 0 },
             ..Default::default()
         };
         self.history.push_back((now, self.tp.delivered));
@@ -496,6 +504,9 @@ fn run_model<C: CongestionControl>(
     tp.now_ns = tp.now_us * 1_000;
     tp.paced = needs_pacing || rng.chance(0.2);
     tp.rng_seed = rng.next();
+    // AccECN feedback on most sequences (algorithms that need it, Prague,
+    // run as Reno without it), chosen without drawing from the sequence.
+    tp.ecn_mode = if seed.is_multiple_of(8) { EcnMode::Off } else { EcnMode::AccEcn };
     let mut m = Model {
         cc,
         tp,

@@ -60,7 +60,7 @@ fn params_from(d: Option<Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue
 const SLICE_EVENTS: u64 = 2_000_000;
 
 /// The registry as a list of dicts: name, summary, source, default_recovery,
-/// unconfirmed, needs_pacing, needs_ecn, randomized (draws random numbers),
+/// unconfirmed, needs_pacing, needs_ecn, needs_accecn, randomized (draws random numbers),
 /// params (name, type, default, min, max, choices, doc).
 #[pyfunction]
 fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
@@ -74,6 +74,7 @@ fn cc_algorithms(py: Python<'_>) -> PyResult<Py<PyList>> {
         d.set_item("unconfirmed", a.unconfirmed)?;
         d.set_item("needs_pacing", a.needs_pacing)?;
         d.set_item("needs_ecn", a.needs_ecn)?;
+        d.set_item("needs_accecn", a.needs_accecn)?;
         d.set_item("randomized", a.randomized)?;
         let ps = PyList::empty(py);
         for p in a.params {
@@ -419,6 +420,9 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
             app,
             reverse: get_opt(&f, "reverse")?.unwrap_or(false),
             ecn: get_opt(&f, "ecn")?.unwrap_or(false),
+            accecn: get_opt(&f, "accecn")?.unwrap_or(false),
+            receiver_accecn: get_opt(&f, "receiver_accecn")?.unwrap_or(true),
+            accecn_option: get_opt(&f, "accecn_option")?.unwrap_or(true),
             tso: match get_opt::<Bound<'_, PyDict>>(&f, "tso")? {
                 None => None,
                 Some(t) => Some(sim::tcp::sender::Tso {

@@ -637,6 +637,7 @@ fn register_py_cc(
         unconfirmed: false,
         needs_pacing,
         needs_ecn,
+        needs_accecn: false,
         randomized: false,
     };
     let factory = move |p: &Params| -> Result<Box<dyn ExternalCc>, String> {

@@ -25,6 +25,9 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
         app: App::Bulk,
         reverse: false,
         ecn: false,
+        accecn: false,
+        receiver_accecn: true,
+        accecn_option: true,
         tso: None,
         access: None,
     };

@@ -61,6 +61,18 @@ pub struct FlowConfig {
     /// and the sender answers an echo with a window reduction. Algorithms
     /// that need ECN (DCTCP) use it whatever this says.
     pub ecn: bool,
+    /// Offer AccECN feedback (RFC 9768; implies ECN): the receiver counts
+    /// every CE-marked packet and byte and the sender reads the exact count
+    /// from each ACK. Algorithms that need it (Prague) offer it whatever
+    /// this says.
+    pub accecn: bool,
+    /// The receiver supports AccECN. When it does not, an AccECN offer falls
+    /// back to RFC 3168 feedback (or, for an algorithm that needs AccECN, to
+    /// no ECN).
+    pub receiver_accecn: bool,
+    /// With AccECN, the receiver's ACKs carry the AccECN option (byte
+    /// counters) besides the ACE field.
+    pub accecn_option: bool,
     /// Send as Linux 2.6 with TCP segmentation offload does (an unpaced
     /// sender only); `None`: segment by segment.
     pub tso: Option<Tso>,
@@ -126,4 +138,3 @@ pub struct Config {
     /// Unresponsive UDP load.
     pub udp_sources: Vec<UdpSource>,
 }
-

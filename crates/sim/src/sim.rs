@@ -313,13 +313,16 @@ impl Simulator {
                 recovery,
                 app: f.app,
                 ecn: f.ecn,
-            tso: f.tso,
+                accecn: f.accecn,
+                peer_accecn: f.receiver_accecn,
+                tso: f.tso,
             };
             let slot = sim.alloc_slot(route.data.len(), route.ack.len());
             debug_assert_eq!(slot as usize, i);
             let seed = Rng::new(cfg.seed, STREAM_CC_BASE + i as u64).next_u64();
             sim.init_slot(slot, scfg, cc, seed, ns(f.rtt_ns), &route, ns(f.start_ns));
             let fl = &mut sim.flows[i];
+            fl.receiver.accecn_option = f.accecn_option;
             fl.stop = f.stop_ns.map(ns);
             if fl.start < sim.end {
                 sim.q.push(fl.start, Event::FlowStart(i as u32));
@@ -438,6 +441,8 @@ impl Simulator {
             recovery: Recovery::Prr,
             app: App::Bulk,
             ecn: false,
+            accecn: false,
+            peer_accecn: true,
             tso: None,
         };
         self.flows.push(Flow {
@@ -527,7 +532,9 @@ impl Simulator {
         fl.sender.reinit(slot, scfg, cc);
         fl.sender.tp.rng_seed = cc_seed;
         fl.receiver.reinit(slot, mss, hdr, total);
-        fl.receiver.accurate_ecn = accurate_ecn;
+        let ecn_mode = fl.sender.tp.ecn_mode;
+        fl.receiver.accurate_ecn = accurate_ecn && ecn_mode == cc::EcnMode::Rfc3168;
+        fl.receiver.accecn = ecn_mode == cc::EcnMode::AccEcn;
         fl.pending = [u64::MAX; TIMER_KINDS];
         fl.start = start;
         fl.stop = None;
@@ -562,6 +569,8 @@ impl Simulator {
             recovery: default_recovery(&c.cc),
             app: App::Fixed { bytes: size },
             ecn: c.ecn,
+            accecn: false,
+            peer_accecn: true,
             tso: None,
         };
         st.stats.offered_bytes += size;
@@ -739,6 +748,16 @@ impl Simulator {
         self.check_flow(flow)?;
         let tp = &self.flows[flow].sender.tp;
         Ok((tp.snd_cwnd, tp.pacing_rate.saturating_mul(8)))
+    }
+
+    /// Foreground flow `flow`'s ECN feedback now: the negotiated mode, the
+    /// packets its sender has counted as delivered CE-marked
+    /// (`delivered_ce`) and, with AccECN, its receiver's counters.
+    pub fn flow_ecn(&self, flow: usize) -> Result<(cc::EcnMode, u64, Option<crate::tcp::accecn::Counters>), String> {
+        self.check_flow(flow)?;
+        let fl = &self.flows[flow];
+        let mode = fl.sender.tp.ecn_mode;
+        Ok((mode, fl.sender.tp.delivered_ce, (mode == cc::EcnMode::AccEcn).then_some(fl.receiver.counters)))
     }
 
     /// Whether `flow` names a foreground flow.

@@ -22,6 +22,9 @@ pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
         app: App::Bulk,
         reverse: false,
         ecn: false,
+        accecn: false,
+        receiver_accecn: true,
+        accecn_option: true,
         tso: None,
         access: None,
     }

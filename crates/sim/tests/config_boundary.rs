@@ -160,6 +160,9 @@ fn flow() -> impl Strategy<Value = FlowConfig> {
                     },
                     reverse,
                     ecn: pacing ^ reverse,
+                    accecn: pacing && reverse,
+                    receiver_accecn: !newreno,
+                    accecn_option: true,
                     tso: None,
                     access: None,
                 }

@@ -17,7 +17,7 @@ from .distributions import start_dist, start_stop
 from .errors import SpecError
 from .host import host
 from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
-from .tcp import TcpDefaults, ecn_setting, init_cwnd, mss
+from .tcp import AccEcn, TcpDefaults, accecn_setting, ecn_setting, init_cwnd, mss
 from .units import describe, format_bytes, format_rate, format_time
 
 __all__ = ["FlowGroup", "Flows", "flow_group", "flows"]
@@ -133,6 +133,7 @@ class _TcpSettings:
     pacing: bool
     recovery: str
     ecn: bool
+    accecn: AccEcn
 
 
 def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, algo: Mapping[str, Any]) -> _TcpSettings:
@@ -154,7 +155,8 @@ def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, al
         recovery = F.choice(g["recovery"], F.join(path, "recovery"), RECOVERIES, "recovery")
     else:
         recovery = tcp.recovery if tcp.recovery is not None else str(algo["default_recovery"])
-    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn_setting(g, path, tcp, algo))
+    ecn, acc = accecn_setting(g, path, tcp, algo, ecn_setting(g, path, tcp, algo))
+    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc)
 
 
 def flow_group(
@@ -199,6 +201,7 @@ def flow_group(
     r.update({"pacing": s.pacing, "recovery": s.recovery})
     if s.ecn:
         r["ecn"] = True
+    r.update(s.accecn.resolved())
     h = host(g["host"], F.join(path, "host"), tcp.host) if "host" in g else tcp.host
     if h is not None:
         r["host"] = h.resolved()
@@ -217,6 +220,7 @@ def flow_group(
         "recovery": s.recovery,
         "app": app,
         "ecn": s.ecn,
+        **s.accecn.engine(),
     }
     if size is not None:
         e["app_bytes"] = size

@@ -342,6 +342,22 @@ TCP = _t(
             "needs a marking queue (qdisc with ecn = true); always on for algorithms that need it (dctcp)",
             default=False,
         ),
+        "accecn": Field(
+            "bool",
+            "offer AccECN feedback (RFC 9768; implies ecn): the receiver counts every CE-marked packet and byte "
+            "and the sender reads the exact count from each ACK; always on for algorithms that need it (prague)",
+            default=False,
+        ),
+        "receiver_accecn": Field(
+            "bool",
+            "the receivers support AccECN; when false an AccECN offer falls back to RFC 3168 feedback "
+            "(algorithms that need AccECN, prague, then run as Reno without ECN)",
+            default=True,
+        ),
+        "accecn_option": Field(
+            "bool", "with AccECN the receivers' ACKs carry the AccECN option (byte counters) besides ACE",
+            default=True,
+        ),
         "host": Field("table", "every sender's host (see flows.host)", table=HOST),
     },
 )
@@ -371,6 +387,10 @@ FLOW = _t(
         "pacing": Field("bool", "pace the flows (default: tcp.pacing or the algorithm's need)"),
         "recovery": Field("choice", "loss recovery (default: tcp.recovery or the algorithm's)", choices=RECOVERIES),
         "ecn": Field("bool", "negotiate ECN (default: tcp.ecn; always on for algorithms that need it)"),
+        "accecn": Field("bool", "offer AccECN feedback, RFC 9768 (default: tcp.accecn; always on for algorithms "
+                        "that need it)"),
+        "receiver_accecn": Field("bool", "the receivers support AccECN (default: tcp.receiver_accecn)"),
+        "accecn_option": Field("bool", "with AccECN, ACKs carry the AccECN option (default: tcp.accecn_option)"),
         "host": Field("table", "the senders' host: NIC rate, host queue and TSO (default: tcp.host; none)",
                       table=HOST),
     },

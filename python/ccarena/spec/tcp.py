@@ -12,7 +12,7 @@ from .host import Host, host
 from .schema import RECOVERIES, TCP
 from .units import describe, format_bytes
 
-__all__ = ["TcpDefaults", "ecn_setting", "tcp"]
+__all__ = ["AccEcn", "TcpDefaults", "accecn_setting", "ecn_setting", "tcp"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,9 @@ class TcpDefaults:
     recovery: str | None
     ecn: bool = False
     host: Host | None = None
+    accecn: bool = False
+    receiver_accecn: bool = True
+    accecn_option: bool = True
 
     def resolved(self) -> dict[str, Any]:
         """The ``[tcp]`` table of ``spec.toml``."""
@@ -39,6 +42,7 @@ class TcpDefaults:
             out["recovery"] = self.recovery
         if self.ecn:
             out["ecn"] = True
+        out.update(AccEcn(self.accecn, self.receiver_accecn, self.accecn_option).resolved())
         if self.host is not None:
             out["host"] = self.host.resolved()
         return out
@@ -64,6 +68,55 @@ def ecn_setting(t: Mapping[str, Any], path: str, tcp: TcpDefaults, algo: Mapping
     return ecn
 
 
+@dataclass(frozen=True)
+class AccEcn:
+    """A group's AccECN settings (RFC 9768): the sender's offer and what the receiver supports."""
+
+    accecn: bool = False
+    receiver_accecn: bool = True
+    accecn_option: bool = True
+
+    def resolved(self) -> dict[str, Any]:
+        """The keys that differ from the defaults (so a file without AccECN resolves as before)."""
+        out: dict[str, Any] = {}
+        if self.accecn:
+            out["accecn"] = True
+        if not self.receiver_accecn:
+            out["receiver_accecn"] = False
+        if not self.accecn_option:
+            out["accecn_option"] = False
+        return out
+
+    def engine(self) -> dict[str, Any]:
+        """The engine's flow keys, likewise only where they differ from its defaults."""
+        return self.resolved()
+
+
+def accecn_setting(
+    t: Mapping[str, Any], path: str, tcp: TcpDefaults, algo: Mapping[str, Any], ecn: bool
+) -> tuple[bool, AccEcn]:
+    """The table's AccECN settings, else ``[tcp]``'s; always offered by algorithms that need it (prague).
+
+    AccECN is a kind of ECN feedback, so offering it turns ECN on: returns (ecn, settings).
+    """
+    accecn = F.boolean(t["accecn"], F.join(path, "accecn")) if "accecn" in t else tcp.accecn
+    if bool(algo.get("needs_accecn", False)):
+        if "accecn" in t and not accecn:
+            raise SpecError(F.join(path, "accecn"), f"{algo['name']} needs AccECN; leave accecn out or set it to true")
+        accecn = True
+    if accecn and not ecn:
+        if "ecn" in t:
+            raise SpecError(F.join(path, "ecn"), "accecn = true is ECN feedback; leave ecn out or set it to true")
+        ecn = True
+    receiver = (
+        F.boolean(t["receiver_accecn"], F.join(path, "receiver_accecn"))
+        if "receiver_accecn" in t
+        else tcp.receiver_accecn
+    )
+    option = F.boolean(t["accecn_option"], F.join(path, "accecn_option")) if "accecn_option" in t else tcp.accecn_option
+    return ecn, AccEcn(accecn, receiver, option)
+
+
 def tcp(raw: dict[str, Any]) -> TcpDefaults:
     """Reads ``[tcp]`` (every key optional)."""
     t = F.table(raw.get("tcp", {}), "tcp")
@@ -78,4 +131,7 @@ def tcp(raw: dict[str, Any]) -> TcpDefaults:
     recovery = F.choice(t["recovery"], "tcp.recovery", RECOVERIES, "recovery") if "recovery" in t else None
     ecn = F.boolean(t.get("ecn", TCP.default("ecn")), "tcp.ecn")
     h = host(t["host"], "tcp.host") if "host" in t else None
-    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn, h)
+    accecn = F.boolean(t.get("accecn", TCP.default("accecn")), "tcp.accecn")
+    receiver = F.boolean(t.get("receiver_accecn", TCP.default("receiver_accecn")), "tcp.receiver_accecn")
+    option = F.boolean(t.get("accecn_option", TCP.default("accecn_option")), "tcp.accecn_option")
+    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn, h, accecn, receiver, option)

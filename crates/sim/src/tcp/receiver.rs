@@ -4,17 +4,28 @@
 //! or when the adaptive delayed-ACK timer (ato, 40–200 ms) expires;
 //! out-of-order data, duplicates and hole fills are acknowledged at once.
 //!
-//! ECN echo, two ways (RFC 3168 §6.1.3; RFC 8257 §3.2):
+//! ECN echo, three ways (RFC 3168 §6.1.3; RFC 8257 §3.2; RFC 9768):
 //! - classic: a CE mark sets ECE on every ACK until a data segment arrives
 //!   with CWR; the first CE of an episode also acknowledges the next two
 //!   segments at once (Linux `__tcp_ecn_check_ce` → quick-ACK mode);
 //! - accurate (DCTCP, Linux `dctcp_ece_ack_update`): ECE on each ACK says
 //!   whether the segments it covers were CE-marked; when the CE state of the
 //!   arriving segment differs from the previous one, any delayed ACK is sent
-//!   first with the old state and the new segment is acknowledged at once.
+//!   first with the old state and the new segment is acknowledged at once;
+//! - AccECN (RFC 9768, Linux `tcp_ecn_received_counters`): counters of CE
+//!   packets and of payload bytes per codepoint; every ACK carries the CE
+//!   count's low 3 bits in its ACE field (AE, CWR, ECE) and, with the option
+//!   on, the byte counters' low 24 bits in the AccECN option (shortened, or
+//!   left out beside three SACK blocks, to fit the 40 bytes of TCP options:
+//!   SACK comes first). A segment
+//!   whose ECN codepoint differs from the previous one's is acknowledged at
+//!   once (Linux `ecn_edge`), and so is the one that makes 6 CE marks wait
+//!   for feedback (`TCP_ACCECN_ACE_MAX_DELTA`), so ACE cannot wrap between
+//!   two ACKs.
 
+use super::accecn::{self, Counters};
 use crate::event::{Time, PS_PER_MS};
-use crate::packet::{Packet, MAX_SACK};
+use crate::packet::{AccEcnOption, Packet, ECN_NOT_ECT, MAX_SACK};
 
 /// Linux `TCP_MAX_QUICKACKS`.
 const MAX_QUICKACKS: u32 = 16;
@@ -48,6 +59,16 @@ pub struct Receiver {
     demand_cwr: bool,
     /// CE state of the last segment received (accurate echo).
     ce_state: bool,
+    /// AccECN feedback was negotiated (RFC 9768).
+    pub accecn: bool,
+    /// With AccECN, ACKs carry the AccECN option.
+    pub accecn_option: bool,
+    /// AccECN counters (r.cep, r.e0b, r.ceb, r.e1b).
+    pub counters: Counters,
+    /// CE marks received since the last ACK (Linux `received_ce_pending`).
+    ce_pending: u32,
+    /// ECN codepoint of the last segment received (Linux `prev_ecnfield`).
+    prev_codepoint: u8,
     last_hdr: cc::CcHeader,
     /// Delayed-ACK deadline (0 = not armed), ps.
     pub delack: Time,
@@ -73,6 +94,11 @@ impl Receiver {
             accurate_ecn: false,
             demand_cwr: false,
             ce_state: false,
+            accecn: false,
+            accecn_option: true,
+            counters: Counters::default(),
+            ce_pending: 0,
+            prev_codepoint: ECN_NOT_ECT,
             last_hdr: cc::CcHeader::default(),
             delack: 0,
             out: Vec::new(),
@@ -152,6 +178,14 @@ impl Receiver {
     /// ECN bookkeeping for an arriving data segment (before it is
     /// acknowledged); returns whether it must be acknowledged at once.
     fn ecn_on_data(&mut self, pkt: &Packet) -> bool {
+        if self.accecn {
+            let cp = pkt.codepoint();
+            self.counters.count(cp, pkt.payload);
+            self.ce_pending += pkt.ce as u32;
+            let edge = cp != self.prev_codepoint;
+            self.prev_codepoint = cp;
+            return edge || self.ce_pending >= accecn::ACE_MAX_DELTA;
+        }
         if self.accurate_ecn {
             if pkt.ce == self.ce_state {
                 return false;
@@ -235,7 +269,16 @@ impl Receiver {
             n += 1;
         }
         p.nsack = n as u8;
-        p.ece = self.demand_cwr;
+        if self.accecn {
+            p.set_ace(self.counters.ace());
+            let fit = AccEcnOption::fields_that_fit(p.nsack);
+            if self.accecn_option && fit > 0 {
+                p.set_accecn_option(self.counters.option(fit));
+            }
+            self.ce_pending = 0;
+        } else {
+            p.ece = self.demand_cwr;
+        }
         p.hdr = self.last_hdr;
         self.unacked = 0;
         self.delack = 0;
@@ -364,6 +407,63 @@ mod tests {
         assert_eq!(acks(&mut r), vec![(5, true)], "no change: delayed ACKs as usual");
         r.on_data(6, &marked(5, false, true));
         assert_eq!(acks(&mut r), vec![(6, false)], "CWR does not matter, the CE state does");
+    }
+
+    fn coded(k: u64, codepoint: u8) -> Packet {
+        let mut p = data(k);
+        p.ect = codepoint != ECN_NOT_ECT;
+        p.ect1 = codepoint == crate::packet::ECN_ECT1;
+        p.ce = codepoint == crate::packet::ECN_CE;
+        p
+    }
+
+    // RFC 9768 (Linux tcp_ecn_received_counters, tcp_accecn_set_ace): CE
+    // packets counted in ACE from 5, bytes per codepoint in the option; a
+    // change of codepoint is acknowledged at once.
+    #[test]
+    fn accecn_counts_and_acks_on_each_change() {
+        use crate::packet::{ECN_CE, ECN_ECT1};
+        let mut r = Receiver::new(0, 1448, 52, None);
+        r.accecn = true;
+        r.on_data(1, &coded(0, ECN_ECT1));
+        r.quick = 0;
+        r.out.clear();
+        let acks = |r: &mut Receiver| r.out.drain(..).map(|a| (a.seg, a.ace())).collect::<Vec<_>>();
+        r.on_data(2, &coded(1, ECN_ECT1));
+        assert_eq!(acks(&mut r), vec![], "no change: delayed");
+        r.on_data(3, &coded(2, ECN_CE));
+        assert_eq!(acks(&mut r), vec![(3, 6)], "CE: at once, ACE 5 → 6, covering the held segment");
+        r.on_data(4, &coded(3, ECN_CE));
+        r.on_data(5, &coded(4, ECN_CE));
+        assert_eq!(acks(&mut r), vec![(5, 0)], "two more CE: a delayed ACK, ACE wraps 7 → 0");
+        r.on_data(6, &coded(5, ECN_ECT1));
+        let a = *r.out.last().unwrap();
+        assert_eq!((a.seg, a.ace()), (6, 0), "back to ECT(1): at once");
+        assert_eq!(r.counters.cep, 3);
+        let o = a.accecn_option();
+        assert_eq!(o.len, 8, "EE1B and ECEB");
+        assert_eq!((o.ee1b, o.eceb), (3 * 1448 + 1, 3 * 1448));
+        // Without the option the ACK carries ACE only.
+        r.accecn_option = false;
+        r.on_data(7, &coded(6, ECN_CE));
+        assert_eq!(r.out.last().unwrap().accecn_option().len, 0);
+        assert_eq!(r.out.last().unwrap().ace(), 1);
+    }
+
+    // Linux TCP_ACCECN_ACE_MAX_DELTA: with ACKs held back (here: every
+    // segment CE, so no codepoint change), the 6th pending mark forces an ACK.
+    #[test]
+    fn accecn_acks_before_ace_can_wrap() {
+        use crate::packet::ECN_CE;
+        let mut r = Receiver::new(0, 1448, 52, None);
+        r.accecn = true;
+        r.on_data(1, &coded(0, ECN_CE));
+        r.quick = 0;
+        r.out.clear();
+        r.ce_pending = 5;
+        r.on_data(2, &coded(1, ECN_CE));
+        assert_eq!(r.out.len(), 1, "6 marks pending: ACK now, not after a second segment");
+        assert_eq!(r.ce_pending, 0);
     }
 
     // tcp-core.md TV-C9: data every 30 ms drive ato towards 60 ms.

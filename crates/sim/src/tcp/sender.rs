@@ -32,6 +32,16 @@
 //! at most once per window of data; a loss found during CWR turns it into
 //! Recovery without a second cut.
 //!
+//! AccECN (RFC 9768): a sender that offers it (the flow's setting, or an
+//! algorithm that needs it, Prague) to a receiver that supports it reads the
+//! number of newly CE-marked packets from each ACK's ACE field and AccECN
+//! option (see [`super::accecn`]), counts them in `delivered_ce` and hands
+//! them to the algorithm (`RateSample::ece_delta`); an ACK reporting new
+//! marks enters CWR as an ECE does, and CWR is not sent (the bit belongs to
+//! ACE). Against a receiver without AccECN the connection falls back to RFC
+//! 3168 feedback, or to no ECN for an algorithm that needs AccECN (Linux
+//! `TCP_CONG_NO_FALLBACK_RFC3168`).
+//!
 //! Sequence numbers are segment indices: segment k carries bytes
 //! [k·MSS, (k+1)·MSS) (the last segment of a fixed-size transfer may be
 //! shorter). The scoreboard is a ring over [snd_una, snd_nxt) that grows to
@@ -39,11 +49,12 @@
 
 use std::collections::VecDeque;
 
+use super::accecn::{AckFacts, Mirror};
 use super::rtt::{RttEstimator, RTO_MAX_US};
 use crate::event::{Time, PS_PER_NS, PS_PER_S, PS_PER_US};
 use crate::hist::Histogram;
 use crate::packet::{Packet, MAX_SACK};
-use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH};
+use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, EcnMode, RateSample, Sock, INFINITE_SSTHRESH};
 
 /// The largest window a TCP receiver can advertise (RFC 7323 §2.2: a
 /// 16-bit window scaled by at most 2^14), the receive window of flows that
@@ -92,6 +103,12 @@ pub struct SenderConfig {
     pub app: App,
     /// Negotiate ECN (RFC 3168). Algorithms that need ECN use it regardless.
     pub ecn: bool,
+    /// Offer AccECN feedback (RFC 9768; implies ECN). Algorithms that need
+    /// AccECN offer it regardless.
+    pub accecn: bool,
+    /// The receiver supports AccECN: an offer is answered with AccECN,
+    /// otherwise with RFC 3168 feedback.
+    pub peer_accecn: bool,
     /// TCP segmentation offload's sending pattern, for an unpaced sender; `None`: segment by segment.
     pub tso: Option<Tso>,
 }
@@ -141,6 +158,25 @@ struct Seg {
 pub const T_RTO: usize = 0;
 pub const T_PACE: usize = 1;
 pub const T_APP: usize = 2;
+
+/// The ECN feedback a connection ends up with (the outcome of the SYN
+/// exchange of RFC 9768 §3.1, reduced to the two ends' settings): AccECN if
+/// the sender offers it (its setting, or an algorithm that needs it) and the
+/// receiver supports it; else RFC 3168 if ECN was asked for and the
+/// algorithm accepts RFC 3168 feedback; else none.
+pub fn negotiate_ecn(cfg: &SenderConfig, cc: &AnyCc) -> EcnMode {
+    let needs_accecn = cc.needs_accecn();
+    let offer = cfg.accecn || needs_accecn;
+    if !(cfg.ecn || offer || cc.needs_ecn()) {
+        EcnMode::Off
+    } else if offer && cfg.peer_accecn {
+        EcnMode::AccEcn
+    } else if needs_accecn {
+        EcnMode::Off
+    } else {
+        EcnMode::Rfc3168
+    }
+}
 
 /// Counters reported per flow.
 #[derive(Clone, Debug, Default)]
@@ -233,6 +269,9 @@ pub struct Sender {
     needs_ecn: bool,
     /// ECN-capable packets carry ECT(1) (the algorithm's [`CongestionControl::wants_ect1`]).
     ect1: bool,
+    /// AccECN feedback was negotiated; the mirror of the receiver's counters.
+    accecn: bool,
+    acc: Mirror,
     /// Set CWR on the next new segment (Linux `TCP_ECN_QUEUE_CWR`).
     queue_cwr: bool,
 }
@@ -284,6 +323,8 @@ impl Sender {
         tp.paced = cfg.pacing;
         let needs_ecn = cc.needs_ecn();
         let ect1 = cc.wants_ect1();
+        let ecn_mode = negotiate_ecn(&cfg, &cc);
+        tp.ecn_mode = ecn_mode;
         let cap = bufs.ring.len();
         debug_assert!(cap.is_power_of_two());
         Sender {
@@ -332,9 +373,11 @@ impl Sender {
             rate_prior_lost: 0,
             rate_prior_delivered_ce: 0,
             partial_acked: false,
-            ecn: cfg.ecn || needs_ecn,
+            ecn: ecn_mode != EcnMode::Off,
             needs_ecn,
             ect1,
+            accecn: ecn_mode == EcnMode::AccEcn,
+            acc: Mirror::default(),
             queue_cwr: false,
             cfg,
         }
@@ -735,6 +778,8 @@ impl Sender {
         // Karn: RTT from the newest newly delivered segment never retransmitted.
         let mut rtt_from: Option<Time> = None;
         let mut acked_sacked: u32 = 0;
+        // AccECN counts delivered bytes: is a short last segment still undelivered?
+        let last_pending = self.accecn && self.short_last_pending();
 
         // Cumulative part.
         for k in self.una..cum {
@@ -784,13 +829,19 @@ impl Sender {
             }
         }
 
+        // Newly CE-marked packets: AccECN's count, or every packet an ECE covers.
+        let mut ece_delta = 0;
         if acked_sacked > 0 {
             self.tp.delivered += acked_sacked as u64;
             self.delivered_time = now;
-            if pkt.ece {
-                self.tp.delivered_ce += acked_sacked as u64;
+            if self.accecn {
+                ece_delta = self.accecn_process(pkt, acked_sacked, last_pending);
+            } else if pkt.ece {
+                ece_delta = acked_sacked;
             }
+            self.tp.delivered_ce += ece_delta as u64;
         }
+        let ece_flag = if self.accecn { ece_delta > 0 } else { pkt.ece };
         let newly_lost = if self.cfg.recovery == Recovery::Prr {
             self.mark_lost_sack() + self.rack_mark_lost_retrans(now)
         } else {
@@ -824,7 +875,8 @@ impl Sender {
             && self.seg_len(prior_una) < self.cfg.mss
             && newest.is_some()
             && rs.prior_delivered + 1 == self.tp.delivered;
-        rs.is_ece = pkt.ece;
+        rs.is_ece = ece_flag;
+        rs.ece_delta = ece_delta;
         if newest.is_none() {
             rs.delivered = -1;
             rs.interval_us = -1;
@@ -851,7 +903,7 @@ impl Sender {
                 acked: acked_sacked,
                 rtt_us,
                 in_flight: prior_in_flight,
-                ece: pkt.ece,
+                ece: ece_flag,
                 feedback: pkt.hdr.has_feedback.then_some(pkt.hdr.feedback),
             };
             self.cc.pkts_acked(&mut self.tp, &sample);
@@ -872,7 +924,7 @@ impl Sender {
             self.partial_acked |= partial;
         }
 
-        let ece = self.ecn && pkt.ece;
+        let ece = self.ecn && ece_flag;
         match self.cfg.recovery {
             Recovery::Prr => self.state_machine_sack(&rs, acked_sacked, newly_lost, una_advanced, ece),
             Recovery::NewReno => self.state_machine_newreno(pkt, prior_una, acked_sacked, ece),
@@ -890,6 +942,41 @@ impl Sender {
             self.update_pacing_rate();
         }
         self.try_send(now);
+    }
+
+    /// Whether the last segment of a fixed-size transfer is shorter than an
+    /// MSS, sent, and not yet delivered.
+    fn short_last_pending(&self) -> bool {
+        match self.total_segs {
+            Some(n) if n > 0 && n <= self.nxt && self.una < n => {
+                self.seg_len(n - 1) < self.cfg.mss && self.seg(n - 1).flags & SACKED == 0
+            }
+            _ => false,
+        }
+    }
+
+    /// AccECN: the packets this ACK reports newly CE-marked (Linux
+    /// `tcp_accecn_process`), from `acked_sacked` packets newly delivered.
+    fn accecn_process(&mut self, pkt: &Packet, acked_sacked: u32, last_pending: bool) -> u32 {
+        let mss = self.cfg.mss;
+        let mut bytes = acked_sacked as u64 * mss as u64;
+        if last_pending && !self.short_last_pending() {
+            let n = self.total_segs.unwrap_or(0);
+            bytes -= (mss - self.seg_len(n - 1)) as u64;
+        }
+        let facts = AckFacts {
+            delivered_pkts: acked_sacked,
+            delivered_bytes: bytes,
+            mss,
+            sack_or_open: self.cfg.recovery == Recovery::Prr
+                || matches!(self.tp.ca_state, CaState::Open | CaState::Cwr),
+        };
+        self.acc.process(pkt.ace(), &pkt.accecn_option(), facts)
+    }
+
+    /// The sender's mirror of the receiver's AccECN counters.
+    pub fn accecn_mirror(&self) -> Option<&Mirror> {
+        self.accecn.then_some(&self.acc)
     }
 
     /// Marks [s, e) SACKed where it is not yet; returns the count newly SACKed.
@@ -1061,7 +1148,7 @@ impl Sender {
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
-        self.queue_cwr = self.ecn;
+        self.queue_cwr = self.ecn && !self.accecn;
     }
 
     /// Linux `tcp_end_cwnd_reduction`: cwnd settles at ssthresh (algorithms
@@ -1251,7 +1338,7 @@ impl Sender {
         self.cc.set_state(&mut self.tp, CaState::Loss);
         self.tp.ca_state = CaState::Loss;
         self.high_seq = self.nxt;
-        self.queue_cwr = self.ecn;
+        self.queue_cwr = self.ecn && !self.accecn;
         self.backoff += 1;
         self.timers[T_RTO] = now + self.rto_ps();
         // The paced release time is reset so the retransmission leaves now.
@@ -1309,6 +1396,8 @@ mod tests {
             recovery,
             app: App::Bulk,
             ecn: false,
+            accecn: false,
+            peer_accecn: true,
             tso: None,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
@@ -1393,6 +1482,102 @@ mod tests {
             assert_eq!(s.stats.ecn_reductions, 2);
             assert_eq!(s.stats.retrans_pkts, 0);
         }
+    }
+
+    fn accecn_sender(cc: &str, cwnd: u32) -> Sender {
+        let mut s = sender(Recovery::Prr, 1);
+        s.cfg.accecn = true;
+        s.cfg.init_cwnd = cwnd;
+        let cfg = s.cfg.clone();
+        let mut s = Sender::new(0, cfg, cc::build(cc, &[]).unwrap());
+        s.tp.snd_ssthresh = cwnd;
+        s.start(0);
+        s
+    }
+
+    /// An ACK up to `cum` from a receiver that has counted `ce` CE packets
+    /// and `ceb` CE bytes (ACE and the option's fields as it writes them).
+    fn accecn_ack(cum: u64, ce: u64, ceb: Option<u64>) -> Packet {
+        let mut p = ack(cum, &[]);
+        let c = crate::tcp::accecn::Counters { cep: ce, ceb: ceb.unwrap_or(0), fields: 2, ..Default::default() };
+        p.set_ace(c.ace());
+        if ceb.is_some() {
+            p.set_accecn_option(c.option(3));
+        }
+        p
+    }
+
+    // RFC 9768 negotiation reduced to settings: AccECN needs both ends;
+    // otherwise RFC 3168, except for an algorithm that needs AccECN (Linux
+    // TCP_CONG_NO_FALLBACK_RFC3168), which then runs without ECN.
+    #[test]
+    fn ecn_negotiation() {
+        let mode = |cc: &str, ecn: bool, accecn: bool, peer: bool| {
+            let mut s = sender(Recovery::Prr, 1);
+            s.cfg.ecn = ecn;
+            s.cfg.accecn = accecn;
+            s.cfg.peer_accecn = peer;
+            negotiate_ecn(&s.cfg, &cc::build(cc, &[]).unwrap())
+        };
+        assert_eq!(mode("reno", false, false, true), EcnMode::Off);
+        assert_eq!(mode("reno", true, false, true), EcnMode::Rfc3168);
+        assert_eq!(mode("reno", false, true, true), EcnMode::AccEcn, "AccECN implies ECN");
+        assert_eq!(mode("reno", true, true, false), EcnMode::Rfc3168, "fallback");
+        assert_eq!(mode("dctcp", false, false, true), EcnMode::Rfc3168);
+        assert_eq!(mode("dctcp", false, true, true), EcnMode::AccEcn);
+        assert_eq!(mode("prague", false, false, true), EcnMode::AccEcn);
+        assert_eq!(mode("prague", true, false, false), EcnMode::Off, "no RFC 3168 fallback");
+    }
+
+    // AccECN at the sender: the exact count of newly CE-marked packets goes
+    // to delivered_ce, even when one stretch ACK covers more than 7 packets
+    // (l4s-and-modern-cc.md §3.6, as AV5: the option's CE bytes resolve the
+    // wrap of ACE); an ACK reporting marks enters CWR once per window; CWR
+    // is never set on data (the bit belongs to ACE).
+    #[test]
+    fn accecn_counts_every_mark_through_stretch_acks() {
+        let mut s = accecn_sender("reno", 40);
+        assert_eq!(s.tp.ecn_mode, EcnMode::AccEcn);
+        let first: Vec<Packet> = s.out.drain(..).collect();
+        assert!(first.iter().all(|p| p.ect && !p.ect1), "Reno with AccECN: ECT(0)");
+        let mut t = 100 * PS_PER_MS;
+        // 4 packets, none marked: ACE stays 5.
+        s.on_ack(t, &accecn_ack(4, 0, Some(0)));
+        assert_eq!((s.tp.delivered_ce, s.tp.ca_state), (0, CaState::Open));
+        // 20 packets in one ACK, 11 of them CE (ACE moved by 3): with the
+        // option the byte count says 11, not 3 or 19.
+        t += PS_PER_MS;
+        s.on_ack(t, &accecn_ack(24, 11, Some(11 * 1000)));
+        assert_eq!(s.tp.delivered_ce, 11);
+        assert_eq!(s.accecn_mirror().unwrap().delivered_ce, 11);
+        assert_eq!(s.tp.ca_state, CaState::Cwr);
+        assert_eq!(s.stats.ecn_reductions, 1);
+        // 10 packets, 9 of them marked (ACE moved by 1), no option: the safe
+        // count is 9 (Linux assumes the most marks the ACK can hold).
+        t += PS_PER_MS;
+        s.on_ack(t, &accecn_ack(34, 20, None));
+        assert_eq!(s.tp.delivered_ce, 20);
+        assert_eq!(s.stats.ecn_reductions, 1, "one reduction per window");
+        assert!(s.out.iter().all(|p| !p.cwr), "no CWR bit with AccECN");
+    }
+
+    // Against a receiver without AccECN an AccECN offer falls back to RFC
+    // 3168: ECE/CWR exactly as a classic ECN sender.
+    #[test]
+    fn accecn_fallback_is_classic_ecn() {
+        let mut s = sender(Recovery::Prr, 1);
+        s.cfg.accecn = true;
+        s.cfg.peer_accecn = false;
+        s.cfg.init_cwnd = 40;
+        let cfg = s.cfg.clone();
+        let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
+        s.tp.snd_ssthresh = 40;
+        s.start(0);
+        assert_eq!(s.tp.ecn_mode, EcnMode::Rfc3168);
+        s.out.clear();
+        s.on_ack(100 * PS_PER_MS, &ece(2));
+        assert_eq!((s.tp.ca_state, s.tp.snd_ssthresh, s.tp.delivered_ce), (CaState::Cwr, 20, 2));
+        assert!(s.out.iter().any(|p| p.cwr), "CWR on the next new segment");
     }
 
     // Without ECN negotiated an echo is ignored (and nothing is sent ECT).
@@ -1702,6 +1887,8 @@ mod tests {
             recovery: Recovery::Prr,
             app: App::Rate { bps: 8_000_000 },
             ecn: false,
+            accecn: false,
+            peer_accecn: true,
             tso: None,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
