@@ -405,7 +405,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         [[flows]]
         cc = "reno"
         """,
-        'topology.bottleneck.qdisc: unknown queue discipline "blue" (known: droptail, red, codel, pie, fq_codel, xcp)',
+        'topology.bottleneck.qdisc: unknown queue discipline "blue" (known: droptail, red, codel, pie, fq_codel, dualpi2, xcp)',
     ),
     (
         "zero-interval",

@@ -123,7 +123,8 @@ fn main() {
             None => (kind, false),
         };
         let mut params = params;
-        if ecn {
+        // DualPI2 has no `ecn` switch: it marks ECN-capable packets always.
+        if ecn && kind != "dualpi2" {
             params.push(("ecn".to_string(), ParamValue::Bool(true)));
         }
         c.bottleneck.qdisc = QdiscConfig::from_params(kind, &params).expect("valid parameters");
@@ -147,7 +148,7 @@ fn main() {
     // thresholds); "+ecn": the flows negotiate ECN and the queue marks;
     // xcp: the flows run XCP through the XCP router.
     .chain(
-        ["red", "codel", "pie", "fq_codel", "codel+ecn", "fq_codel+ecn", "xcp"]
+        ["red", "codel", "pie", "fq_codel", "codel+ecn", "fq_codel+ecn", "dualpi2", "dualpi2+ecn", "xcp"]
             .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),
     )
     // Scenario a with each link model on (see `with_model`).

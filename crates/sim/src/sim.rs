@@ -1354,9 +1354,10 @@ impl Simulator {
             if !port.qdisc.is_droptail() {
                 let marks = port.qdisc.marks();
                 qt.marks.push(marks - self.last_marks);
-                let st = port.qdisc.state();
-                qt.state[0].push(st[0]);
-                qt.state[1].push(st[1]);
+                let n = port.qdisc.state_names().len();
+                for (col, x) in qt.state.iter_mut().zip(port.qdisc.state()).take(n) {
+                    col.push(x);
+                }
             }
         }
         if self.network {

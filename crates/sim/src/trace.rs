@@ -123,8 +123,9 @@ pub struct QueueTrace {
     pub varying: bool,
     /// Bytes the bottleneck could have sent in the interval.
     pub capacity_bytes: Vec<u64>,
-    /// Discipline state at the sample (`Qdisc::state`), named by `state_names`.
-    pub state: [Vec<f64>; 2],
+    /// Discipline state at the sample (`Qdisc::state`), named by
+    /// `state_names` (the columns past its length stay empty).
+    pub state: [Vec<f64>; crate::qdisc::MAX_STATE],
     pub state_names: &'static [&'static str],
 }
 

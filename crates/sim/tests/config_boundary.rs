@@ -72,8 +72,16 @@ fn loss_model() -> impl Strategy<Value = Option<LossModel>> {
 }
 
 fn qdisc() -> impl Strategy<Value = QdiscConfig> {
-    prop_oneof![Just("droptail"), Just("red"), Just("codel"), Just("pie"), Just("fq_codel"), Just("xcp")]
-        .prop_map(|name| QdiscConfig::from_params(name, &[]).expect("defaults are valid"))
+    prop_oneof![
+        Just("droptail"),
+        Just("red"),
+        Just("codel"),
+        Just("pie"),
+        Just("fq_codel"),
+        Just("dualpi2"),
+        Just("xcp")
+    ]
+    .prop_map(|name| QdiscConfig::from_params(name, &[]).expect("defaults are valid"))
 }
 
 /// Overwrites a few of the discipline's fields with wild values.
@@ -96,6 +104,11 @@ fn wild_qdisc(q: &mut QdiscConfig, x: f64, y: f64, t: u64, n: u32) {
         QdiscConfig::FqCodel(c) => {
             c.flows = n;
             c.interval_ns = t;
+        }
+        QdiscConfig::DualPi2(c) => {
+            c.alpha = x;
+            c.target_ns = t;
+            c.mtu_bytes = n as u64;
         }
         QdiscConfig::Xcp(c) => {
             c.alpha = x;

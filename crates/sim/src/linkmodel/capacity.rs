@@ -294,7 +294,6 @@ impl Trace {
         let m = t / self.period;
         m * self.at.len() as u64 + upto(t - m * self.period)
     }
-
 }
 
 #[cfg(test)]

@@ -105,7 +105,9 @@ impl LineModel {
             let ns = match d {
                 JitterDist::Uniform { max_ns } => self.rng.uniform() * max_ns as f64,
                 JitterDist::Exponential { mean_ns } => exponential(&mut self.rng, mean_ns as f64),
-                JitterDist::Normal { mean_ns, sd_ns } => (mean_ns as f64 + sd_ns as f64 * normal(&mut self.rng)).max(0.0),
+                JitterDist::Normal { mean_ns, sd_ns } => {
+                    (mean_ns as f64 + sd_ns as f64 * normal(&mut self.rng)).max(0.0)
+                }
             };
             extra += (ns * PS_PER_NS as f64) as i128;
         }

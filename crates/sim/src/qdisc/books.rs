@@ -118,6 +118,12 @@ impl<'a, P: PacketView> Cx<'a, P> {
         self.pkts.ect(id)
     }
 
+    /// The IP header's ECN field ([`PacketView::codepoint`]).
+    #[inline]
+    pub fn codepoint(&self, id: PacketId) -> u8 {
+        self.pkts.codepoint(id)
+    }
+
     #[inline]
     pub fn flow_key(&self, id: PacketId) -> u64 {
         self.pkts.flow_key(id)

@@ -20,16 +20,29 @@ pub trait Discipline: Debug {
     /// through [`Cx::drop`].
     fn dequeue<P: PacketView>(&mut self, cx: &mut Cx<'_, P>) -> Option<PacketId>;
 
-    /// Names of two state columns for the queue trace; none by default.
+    /// Names of the state columns for the queue trace (at most
+    /// [`MAX_STATE`]); none by default.
     fn state_names(&self) -> &'static [&'static str] {
         &[]
     }
 
-    /// Current values of [`Discipline::state_names`].
+    /// Current values of the first two of [`Discipline::state_names`].
     fn state(&self) -> [f64; 2] {
         [f64::NAN; 2]
     }
+
+    /// Current values of every one of [`Discipline::state_names`], in order
+    /// (NaN past the last): by default [`Discipline::state`]'s two. A
+    /// discipline with more than two columns provides this instead.
+    fn state_all(&self) -> [f64; MAX_STATE] {
+        let mut all = [f64::NAN; MAX_STATE];
+        all[..2].copy_from_slice(&self.state());
+        all
+    }
 }
+
+/// Most state columns a discipline exports to the queue trace.
+pub const MAX_STATE: usize = 8;
 
 /// What a discipline is built from besides its configuration: the port's
 /// capacity and rate, and its random streams.

@@ -1,11 +1,11 @@
 //! Queue disciplines of a link's port: DropTail, RED (gentle, adaptive),
-//! CoDel, PIE, FQ-CoDel and the XCP router, with ECN marking.
+//! CoDel, PIE, FQ-CoDel, DualPI2 and the XCP router, with ECN marking.
 //!
 //! A discipline is one file: its configuration (a struct implementing
 //! [`QdiscKind`]: its catalogue entry with every parameter's type, range,
 //! default and source, its [`Fields`] and how it is built) and its queue
 //! (a struct implementing [`Discipline`]: `enqueue` and `dequeue`, and
-//! optionally two state columns for the queue trace). It is registered by
+//! optionally state columns for the queue trace). It is registered by
 //! one line in the table of `disciplines!` below, which makes the
 //! [`QdiscConfig`] variant, the [`catalogue`] entry, the parser's case and
 //! the static dispatch ([`AnyDiscipline`], a `match` per call, no
@@ -30,6 +30,7 @@ pub mod books;
 pub mod codel;
 pub mod discipline;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod params;
 pub mod pie;
@@ -39,8 +40,9 @@ pub mod xcp;
 
 pub use books::{Books, Cx, DropReason};
 pub use codel::{Codel, CodelConfig};
-pub use discipline::{Discipline, Env, QdiscKind};
+pub use discipline::{Discipline, Env, QdiscKind, MAX_STATE};
 pub use droptail::{DropTail, DropTailConfig};
+pub use dualpi2::{DualPi2, DualPi2Config};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use params::{Args, DefaultValue, Fields, ParamType, ParamValue, QdiscInfo, QdiscParam, Unit};
 pub use pie::{Pie, PieConfig};
@@ -160,6 +162,13 @@ macro_rules! disciplines {
                     $( AnyDiscipline::$name(q) => q.state(), )*
                 }
             }
+
+            fn state_all(&self) -> [f64; MAX_STATE] {
+                match self {
+                    AnyDiscipline::$unit(q) => q.state_all(),
+                    $( AnyDiscipline::$name(q) => q.state_all(), )*
+                }
+            }
         }
     };
 }
@@ -171,6 +180,7 @@ disciplines! {
     Codel(CodelConfig),
     Pie(PieConfig),
     FqCodel(FqCodelConfig),
+    DualPi2(DualPi2Config),
     /// XCP's port: XCP and other traffic in weighted queues, XCP packets
     /// stamped with feedback as they leave.
     Xcp(XcpConfig),
@@ -324,9 +334,9 @@ impl<D: Discipline> Qdisc<D> {
         self.d.state_names()
     }
 
-    /// Current values of [`Qdisc::state_names`].
-    pub fn state(&self) -> [f64; 2] {
-        self.d.state()
+    /// Current values of [`Qdisc::state_names`], in order (NaN past the last).
+    pub fn state(&self) -> [f64; MAX_STATE] {
+        self.d.state_all()
     }
 
     /// The discipline itself.
