@@ -15,13 +15,24 @@ from ccarena.presets import PRESETS, VERDICTS, Part, PresetUnavailable, Verdict,
 from ccarena.presets.measures import cov, jain, ratio, share
 from ccarena.presets.registry import SCENARIOS, quick_document
 
-PAPERS = ("rhee-xu-2005", "leith-2007", "rhee-2007", "lee-chuvpilo-2002", "lin-2024")
+PAPERS = (
+    "rhee-xu-2005",
+    "leith-2007",
+    "rhee-2007",
+    "lee-chuvpilo-2002",
+    "lin-2024",
+    "arun-2018",
+    "rfc6817",
+    "rfc9332",
+)
 
 
 def test_every_experiment_has_one_preset_file_with_its_citation() -> None:
     ids = [p.id for p in PRESETS]
     assert len(ids) == len(set(ids))
-    expected = [f"{s}{i}" for s, n in (("A", 4), ("B", 7), ("C", 4), ("D", 7), ("E", 3)) for i in range(1, n + 1)]
+    expected = [
+        f"{s}{i}" for s, n in (("A", 4), ("B", 7), ("C", 4), ("D", 7), ("E", 3), ("F", 3)) for i in range(1, n + 1)
+    ]
     assert sorted(ids) == sorted(expected)
     for p in PRESETS:
         assert p.path.is_file(), p.path
