@@ -543,7 +543,7 @@ impl Engine {
         self.end = t0 + ns(self.cfg.duration_ns);
         for (i, p) in self.ports.iter_mut().enumerate() {
             self.aqm_at_start[i] = (p.qdisc.marks(), p.qdisc.aqm_drops());
-            p.reset_counters();
+            p.counters = PortCounters::default();
             p.model_from = t0;
         }
         for f in &mut self.flows {
@@ -1183,7 +1183,7 @@ impl Engine {
         if t >= self.end {
             self.snapshot = Some(self.conservation());
             self.counters_at[1] = Some([FWD, REV].map(|p| self.counters_now(p)));
-            self.port_counters = Some([FWD, REV].map(|p| self.ports[p].counters()));
+            self.port_counters = Some([FWD, REV].map(|p| self.ports[p].counters));
             self.done = true;
         } else {
             self.probe_k += 1;
@@ -1206,7 +1206,7 @@ impl Engine {
 
     /// The forward port's counters over the measurement (so far, before its end).
     pub fn forward_port(&self) -> PortCounters {
-        self.port_counters.map_or_else(|| self.ports[FWD].counters(), |c| c[FWD])
+        self.port_counters.map_or_else(|| self.ports[FWD].counters, |c| c[FWD])
     }
 
     /// Link `p` as configured (0 forward, 1 reverse).
@@ -1220,7 +1220,7 @@ impl Engine {
 
     /// The reverse port's counters over the measurement.
     pub fn reverse_port(&self) -> PortCounters {
-        self.port_counters.map_or_else(|| self.ports[REV].counters(), |c| c[REV])
+        self.port_counters.map_or_else(|| self.ports[REV].counters, |c| c[REV])
     }
 
     /// CE marks and drops chosen by the discipline (as opposed to overflow)

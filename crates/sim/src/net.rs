@@ -32,13 +32,7 @@ pub struct Port {
     /// The link's random loss, applied to arriving packets its owner says
     /// it hits ([`crate::service::arrive`]).
     pub loss: Loss,
-    // Counters (see [`PortCounters`]).
-    pub arrivals: u64,
-    pub drops: u64,
-    pub random_drops: u64,
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    pub max_backlog_pkts: u64,
+    pub counters: PortCounters,
     /// The link's models (capacity over time, policer, shaper, batching);
     /// `None` for an ideal link.
     pub model: Option<Box<PortModel>>,
@@ -72,12 +66,7 @@ impl Port {
             qdisc,
             busy: None,
             loss,
-            arrivals: 0,
-            drops: 0,
-            random_drops: 0,
-            tx_packets: 0,
-            tx_bytes: 0,
-            max_backlog_pkts: 0,
+            counters: PortCounters::default(),
             model: None,
             model_from: 0,
         }

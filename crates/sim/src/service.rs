@@ -16,7 +16,7 @@
 
 use crate::event::Time;
 use crate::linkmodel::Arrival;
-use crate::net::{Port, PortCounters};
+use crate::net::Port;
 use crate::packet::{PacketId, PacketView};
 
 /// The owner of ports: the packets they serve and the consequences of
@@ -63,7 +63,7 @@ pub trait PortOwner {
 pub fn arrive<O: PortOwner>(o: &mut O, p: usize, id: PacketId, now: Time, lossy: bool) {
     o.stamp(id, now);
     let (port, _) = o.port(p);
-    port.arrivals += 1;
+    port.counters.arrivals += 1;
     if lossy && port.loss.lose() {
         drop(o, p, id, true, now);
         return;
@@ -142,8 +142,8 @@ pub fn admit<O: PortOwner>(o: &mut O, p: usize, id: PacketId, now: Time) {
     }
     let port = o.port(p).0;
     let backlog = port.qdisc.len() as u64;
-    if backlog > port.max_backlog_pkts {
-        port.max_backlog_pkts = backlog;
+    if backlog > port.counters.max_backlog_pkts {
+        port.counters.max_backlog_pkts = backlog;
     }
 }
 
@@ -177,8 +177,8 @@ fn drain<O: PortOwner>(o: &mut O, p: usize, now: Time) {
 #[inline]
 fn drop<O: PortOwner>(o: &mut O, p: usize, id: PacketId, random: bool, now: Time) {
     let port = o.port(p).0;
-    port.drops += 1;
-    port.random_drops += random as u64;
+    port.counters.drops += 1;
+    port.counters.random_drops += random as u64;
     o.dropped(p, id, random, now);
 }
 
@@ -188,30 +188,8 @@ impl Port {
     #[inline]
     pub fn finish<P: PacketView>(&mut self, pkts: &P) -> PacketId {
         let id = self.busy.take().expect("tx done on an idle port");
-        self.tx_packets += 1;
-        self.tx_bytes += pkts.wire_len(id) as u64;
+        self.counters.tx_packets += 1;
+        self.counters.tx_bytes += pkts.wire_len(id) as u64;
         id
-    }
-
-    /// The port's counters now.
-    pub fn counters(&self) -> PortCounters {
-        PortCounters {
-            arrivals: self.arrivals,
-            drops: self.drops,
-            random_drops: self.random_drops,
-            tx_packets: self.tx_packets,
-            tx_bytes: self.tx_bytes,
-            max_backlog_pkts: self.max_backlog_pkts,
-        }
-    }
-
-    /// Sets the counters to zero (the start of a measurement).
-    pub fn reset_counters(&mut self) {
-        self.arrivals = 0;
-        self.drops = 0;
-        self.random_drops = 0;
-        self.tx_packets = 0;
-        self.tx_bytes = 0;
-        self.max_backlog_pkts = 0;
     }
 }

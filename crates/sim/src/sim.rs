@@ -1377,7 +1377,7 @@ impl Simulator {
     /// One row per link: backlog now, and drops, marks and bytes sent since the last probe.
     fn probe_links(&mut self, t_ns: u64) {
         for (i, port) in self.ports.iter().enumerate() {
-            let now = [port.drops, port.qdisc.marks(), port.tx_bytes];
+            let now = [port.counters.drops, port.qdisc.marks(), port.counters.tx_bytes];
             let seen = std::mem::replace(&mut self.link_seen[i], now);
             if !self.trace_on {
                 continue;
@@ -1473,14 +1473,15 @@ impl Simulator {
         }
         // And on every link: what arrived left, was dropped, or is still there.
         for (i, p) in self.ports.iter().enumerate() {
-            if p.arrivals != p.tx_packets + p.drops + p.held() {
+            let c = &p.counters;
+            if c.arrivals != c.tx_packets + c.drops + p.held() {
                 return Err(format!(
                     "packet conservation violated at link {} ({}): arrivals {} != sent {} + dropped {} + held {}",
                     i,
                     self.link_names[i],
-                    p.arrivals,
-                    p.tx_packets,
-                    p.drops,
+                    c.arrivals,
+                    c.tx_packets,
+                    c.drops,
                     p.held()
                 ));
             }
@@ -1525,14 +1526,14 @@ impl Simulator {
             .collect();
         let fwd = &self.ports[FWD];
         let queue = QueueStats {
-            arrivals: fwd.arrivals,
-            drops: fwd.drops,
-            random_drops: fwd.random_drops,
-            tx_packets: fwd.tx_packets,
-            tx_bytes: fwd.tx_bytes,
-            max_backlog_pkts: fwd.max_backlog_pkts,
+            arrivals: fwd.counters.arrivals,
+            drops: fwd.counters.drops,
+            random_drops: fwd.counters.random_drops,
+            tx_packets: fwd.counters.tx_packets,
+            tx_bytes: fwd.counters.tx_bytes,
+            max_backlog_pkts: fwd.counters.max_backlog_pkts,
             delay: self.delays[FWD].clone(),
-            reverse_drops: self.ports[REV].drops,
+            reverse_drops: self.ports[REV].counters.drops,
             reverse_delay: self.delays[REV].clone(),
             qdisc: fwd.qdisc.name(),
             marks: fwd.qdisc.marks(),
@@ -1561,14 +1562,14 @@ impl Simulator {
                 name: name.clone(),
                 rate_bps: p.rate_bps,
                 qdisc: p.qdisc.name(),
-                arrivals: p.arrivals,
-                drops: p.drops,
-                random_drops: p.random_drops,
+                arrivals: p.counters.arrivals,
+                drops: p.counters.drops,
+                random_drops: p.counters.random_drops,
                 aqm_drops: p.qdisc.aqm_drops(),
                 marks: p.qdisc.marks(),
-                tx_packets: p.tx_packets,
-                tx_bytes: p.tx_bytes,
-                max_backlog_pkts: p.max_backlog_pkts,
+                tx_packets: p.counters.tx_packets,
+                tx_bytes: p.counters.tx_bytes,
+                max_backlog_pkts: p.counters.max_backlog_pkts,
                 delay: delay.clone(),
             })
             .collect();
