@@ -438,3 +438,32 @@ def test_jitter_counts_as_randomness_for_repeats() -> None:
                                                                    "jitter": {"max": "1ms"}}}}  # fmt: skip
     assert not has_randomness(ccarena.load_spec(plain))
     assert has_randomness(ccarena.load_spec(jittery))
+
+
+def test_list_links_shows_every_model_key_with_the_default_a_file_gets(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ccarena list links`` names every link-model and host key; each default it prints is the value
+    the experiment file resolves to when the key is left out."""
+    import re
+
+    from ccarena import cli
+
+    assert cli.main(["list", "links"]) == 0
+    out = capsys.readouterr().out
+    shown = dict(re.findall(r"^\s+(\w+)\s+.*?default (\S+)", out, flags=re.MULTILINE))
+    for key in ("rate", "delay", "trace", "trace_mode", "trace_once", "jitter", "ack_aggregation", "policer",
+                "shaper", "dist", "reorder", "every", "phase", "count", "timeout", "burst", "nic", "txqueuelen",
+                "tso", "tso_segs", "tso_win_divisor", "tso_defer"):
+        assert re.search(rf"^\s+{key}\s", out, flags=re.MULTILINE), key
+    spec = ccarena.load_spec({
+        "name": "x", "duration": "1s",
+        "topology": {"rtt": "20ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp", "jitter": {"max": "1ms"},
+                                                   "ack_aggregation": {"every": "5ms"}}},
+        "tcp": {"host": {"nic": "1Gbps"}}, "flows": [{"cc": "reno"}],
+    })  # fmt: skip
+    resolved = {**spec.resolved["tcp"]["host"], **spec.resolved["topology"]["bottleneck"]["jitter"],
+                **spec.resolved["topology"]["bottleneck"]["ack_aggregation"],
+                "delay": spec.resolved["topology"]["bottleneck"]["delay"]}
+    for key in ("txqueuelen", "tso", "tso_win_divisor", "tso_defer", "dist", "phase", "delay"):
+        value = resolved[key]
+        printed = "true" if value is True else "false" if value is False else f'"{value}"' if isinstance(value, str) else str(value)
+        assert shown[key] == printed, (key, shown[key], printed)

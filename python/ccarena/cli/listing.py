@@ -10,7 +10,7 @@ from typing import Any
 
 from .common import EXIT_OK, EXIT_USAGE, error
 
-__all__ = ["format_algorithms", "format_qdiscs", "format_traces", "register"]
+__all__ = ["format_algorithms", "format_link_models", "format_qdiscs", "format_traces", "register"]
 
 
 def register(sub: Any) -> None:
@@ -18,13 +18,15 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "list",
         help="list what ccarena offers: cc (congestion-control algorithms), qdisc (queue disciplines), "
-        "traces (the delivery traces it ships)",
+        "links (link models and the sending host), traces (the delivery traces it ships)",
         description="List the congestion-control algorithms (cc) or the queue disciplines (qdisc) with "
-        "their sources and parameters (name, type and range, default, meaning), or the delivery traces "
-        "ccarena ships (traces: name, rate, length and recipe; a link's trace = \"NAME\").",
+        "their sources and parameters (name, type and range, default, meaning), the link models every link "
+        "table takes and the sending host's keys (links), or the delivery traces ccarena ships (traces: "
+        "name, rate, length and recipe; a link's trace = \"NAME\").",
     )
-    p.add_argument("what", choices=["cc", "qdisc", "traces"], metavar="cc|qdisc|traces",
-                   help="cc: congestion-control algorithms; qdisc: queue disciplines; traces: shipped traces")
+    p.add_argument("what", choices=["cc", "qdisc", "links", "traces"], metavar="cc|qdisc|links|traces",
+                   help="cc: congestion-control algorithms; qdisc: queue disciplines; links: link models and "
+                   "host; traces: shipped traces")
     p.add_argument("--cc-module", action="append", default=[], metavar="MODULE",
                    help="a module name or .py file registering algorithms written in Python; repeatable "
                    "(those of installed packages' ccarena.cc entry points are listed without it)")
@@ -105,6 +107,49 @@ def format_qdiscs(qdiscs: Sequence[dict[str, Any]], width: int = 100) -> str:
     return "\n\n".join(blocks)
 
 
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _field_lines(key: str, f: Any, indent: int, width: int) -> list[str]:
+    """One key of a table: its name, type (range or choices) and default, then its meaning; a nested
+    table's keys below it."""
+    kind = f.type
+    if f.choices and f.type == "choice":
+        kind = "one of " + ", ".join(f.choices)
+    elif f.lo is not None and f.hi is not None:
+        kind = f"{f.type} in [{_number(f.lo)}, {_number(f.hi)}]"
+    head = f"{' ' * indent}{key}  {kind}"
+    if f.default is not None:
+        head += f"  default {_value(f.default)}"
+    if f.required:
+        head += "  required"
+    lines = [head]
+    lines += textwrap.wrap(f.doc, width, initial_indent=" " * (indent + 4), subsequent_indent=" " * (indent + 4))
+    if f.table is not None and f.type == "table":
+        for k, sub in f.table.fields.items():
+            lines += _field_lines(k, sub, indent + 4, width)
+    return lines
+
+
+def format_link_models(width: int = 100) -> str:
+    """The text of ``ccarena list links``: the keys every link table takes beyond its rate, buffer and
+    discipline (capacity over time, a trace, jitter, batching, policer, shaper), and the sending host's,
+    from the experiment file's own schema."""
+    from ..spec.schema import BOTTLENECK, HOST, LINK_MODEL_FIELDS
+
+    lines = ["Link models: keys of any link table ([topology.bottleneck], topology.reverse, a parking lot's",
+             "link and [[topology.hop]], [[topology.links]] and their reverse); an ideal link has none.", ""]
+    for key in ("rate", "delay"):
+        lines += _field_lines(key, BOTTLENECK.fields[key], 2, width)
+    for key, f in LINK_MODEL_FIELDS.items():
+        lines += _field_lines(key, f, 2, width)
+    lines += [""] + textwrap.wrap(f"Sending host: host = {{ ... }} in [tcp] or a flow group: {HOST.doc}.", width)
+    for key, f in HOST.fields.items():
+        lines += _field_lines(key, f, 2, width)
+    return "\n".join(lines)
+
+
 def format_traces() -> str:
     """The text of ``ccarena list traces``: each shipped trace's name, own rate, period and recipe."""
     from ..spec.linkmodels import read_trace, shipped_traces
@@ -128,6 +173,8 @@ def list_command(args: argparse.Namespace) -> int:
         print(format_qdiscs(_core.qdisc_catalogue()))
     elif args.what == "traces":
         print(format_traces())
+    elif args.what == "links":
+        print(format_link_models())
     else:
         from ..pycc import EntryPointError, import_cc_modules, load_entry_points
 
