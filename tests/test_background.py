@@ -313,7 +313,7 @@ bottleneck = { rate = "20Mbps", buffer = "1bdp" }
     [
         (
             '[background.web]\nsessions = 2\ncolour = "red"\n',
-            "background.web.colour: unknown key (known: bidirectional, cc, direction,",
+            "background.web.colour: unknown key (known: ack_path, bidirectional, cc, direction,",
         ),
         (
             "[[background.web]]\nsessions = 2\nrate = 3.0\n",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ def test_a_flow_limited_at_its_second_link_leaves_its_first_queue_empty_and_byte
         {"name": "core", "from": "r", "to": "d", "rate": "10Mbps", "delay": "5ms", "buffer": "1bdp"},
         {"name": "spare", "from": "r", "to": "x", "rate": "10Mbps", "buffer": "1bdp"}]},
         "flows": [{"cc": "cubic", "path": ["access", "core"], "count": 2}]}  # fmt: skip
-    assert "topology: link spare carries no flow's data or ACKs" in ccarena.load_spec(doc).warnings
+    assert "topology: link spare carries no flow's or background source's traffic" in ccarena.load_spec(doc).warnings
     r = ccarena.run(doc)
     links = {link["name"]: link for link in r.summary["links"]}
     assert links["core"]["utilization_window"] > 0.95
@@ -281,3 +282,66 @@ def test_a_campaigns_links_are_a_level_of_its_tables_figures_and_report(tmp_path
     assert main(["results", str(tmp_path / "c"), "--per", "link"]) == 0
     out = capsys.readouterr().out
     assert "hop2_rev" in out and "drop_rate" in out and "delay_p99_ms" in out
+
+
+def bg_lot() -> dict[str, Any]:
+    """A 3-hop lot, 20 Mbit/s per hop: the long flow and a cross flow on hop1; web sessions on hop2 only
+    and 5 Mbit/s of UDP on hop3 only."""
+    return {"name": "lotbg", "duration": "20s", "seed": 1,
+            "topology": {"kind": "parking_lot", "hops": 3, "link": {"rate": "20Mbps", "delay": "10ms", "buffer": "1bdp"}},
+            "flows": [{"cc": "reno"}, {"cc": "reno", "path": ["hop1"]}],
+            "background": {"web": [{"sessions": 20, "path": ["hop2"], "rtt": "40ms"}],
+                           "udp": [{"rate": "5Mbps", "path": ["hop3"]}]}}  # fmt: skip
+
+
+def test_background_sources_cross_the_links_they_name() -> None:
+    """A link carries the flows' bytes plus the background crossing it and nothing else: hop1 exactly
+    the flows' link_bytes, hop3 those plus every UDP byte delivered, hop2 those plus at least the web
+    transfers' delivered payload (on the wire with headers and retransmissions)."""
+    spec = ccarena.load_spec(bg_lot())
+    names = spec.engine["network"]["names"]
+    assert spec.engine["tcp_sources"][0]["route"]["data"] == [names.index("hop2")]
+    assert spec.engine["tcp_sources"][0]["route"]["ack"] == [names.index("hop2_rev")]
+    assert spec.engine["udp_sources"][0]["link"] == names.index("hop3")
+    assert spec.resolved["background"]["web"][0]["path"] == ["hop2"]
+    r = ccarena.run(bg_lot())
+    links = {link["name"]: link for link in r.summary["links"]}
+    flows: dict[str, int] = {}
+    for f in r.summary["flows"]:
+        for name, b in f["link_bytes"].items():
+            flows[name] = flows.get(name, 0) + b
+    sources = {s["name"]: s for s in r.summary["sources"]}
+    assert sources["web0"]["completed"] > 100 and sources["udp0"]["delivered_bytes"] > 0
+    assert links["hop1"]["tx_bytes"] == flows["hop1"]
+    assert links["hop3"]["tx_bytes"] == flows["hop3"] + sources["udp0"]["delivered_bytes"]
+    assert links["hop2"]["tx_bytes"] - flows["hop2"] >= sources["web0"]["delivered_bytes"]
+    c = r.summary["conservation"]
+    assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["background"]["web"][0].update(path=["hop9"]), "background.web[0].path[0]: no link 'hop9'"),
+        (lambda d: d["background"]["udp"][0].update(path=["hop1", "hop2"]),
+         "background.udp[0].path: a UDP source crosses one link, got 2"),
+        (lambda d: d["background"]["web"][0].update(direction="reverse"),
+         'background.web[0].direction: a source with a path sends along it'),
+        (lambda d: d["background"]["web"][0].pop("path"), None),
+    ],
+)
+def test_background_paths_are_checked(change: Any, message: str | None) -> None:
+    doc = bg_lot()
+    change(doc)
+    if message is None:
+        ccarena.load_spec(doc)  # without a path: the measured link and its twin, as before
+        return
+    with pytest.raises(SpecError, match=re.escape(message)):
+        ccarena.load_spec(doc)
+
+
+def test_a_background_path_needs_a_network() -> None:
+    doc = {"name": "d", "duration": "5s", "topology": {"rtt": "20ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp"}},
+           "background": {"udp": [{"rate": "1Mbps", "path": ["forward"]}]}}  # fmt: skip
+    with pytest.raises(SpecError, match=re.escape('background.udp[0].path: only with topology.kind = "parking_lot"')):
+        ccarena.load_spec(doc)

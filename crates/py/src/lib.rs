@@ -365,7 +365,12 @@ fn tcp_source_from(d: &Bound<'_, PyDict>) -> PyResult<TcpSource> {
         ecn: get_opt(d, "ecn")?.unwrap_or(false),
         start_ns: get_opt(d, "start_ns")?.unwrap_or(0),
         stop_ns: get_opt(d, "stop_ns")?,
+        route: get_opt::<Bound<'_, PyDict>>(d, "route")?.map(|r| route_from(&r)).transpose()?,
     })
+}
+
+fn route_from(r: &Bound<'_, PyDict>) -> PyResult<sim::Route> {
+    Ok(sim::Route { data: get(r, "data")?, ack: get(r, "ack")?, measure: get(r, "measure")? })
 }
 
 fn udp_source_from(d: &Bound<'_, PyDict>) -> PyResult<UdpSource> {
@@ -382,6 +387,7 @@ fn udp_source_from(d: &Bound<'_, PyDict>) -> PyResult<UdpSource> {
         direction: direction_from(d)?,
         start_ns: get_opt(d, "start_ns")?.unwrap_or(0),
         stop_ns: get_opt(d, "stop_ns")?,
+        link: get_opt(d, "link")?,
     })
 }
 
@@ -478,8 +484,7 @@ fn network_from(d: &Bound<'_, PyDict>) -> PyResult<sim::Network> {
     let mut routes = Vec::new();
     if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "routes")? {
         for r in list.iter() {
-            let r = r.downcast_into::<PyDict>()?;
-            routes.push(sim::Route { data: get(&r, "data")?, ack: get(&r, "ack")?, measure: get(&r, "measure")? });
+            routes.push(route_from(&r.downcast_into::<PyDict>()?)?);
         }
     }
     Ok(sim::Network { links, routes, names: get_opt(d, "names")?.unwrap_or_default() })

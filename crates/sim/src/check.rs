@@ -9,7 +9,7 @@
 
 use crate::qdisc::QdiscConfig;
 use crate::traffic::{Arrivals, LossModel, RttDist, SizeDist};
-use crate::{App, Config, LinkConfig, QueueLimit};
+use crate::{App, Config, LinkConfig, QueueLimit, Route};
 
 /// Longest time anywhere in a configuration: 10^6 s.
 pub const MAX_TIME_NS: u64 = 1_000_000_000_000_000;
@@ -116,6 +116,23 @@ fn start_stop(start: u64, stop: Option<u64>, field: &str) -> R {
 /// Longest route: a packet counts the links it crossed in a byte.
 pub const MAX_ROUTE_LINKS: usize = 64;
 
+/// A route of 1 to [`MAX_ROUTE_LINKS`] existing links each way, measured on
+/// a link of its data route.
+fn route(r: &Route, n_links: usize, p: &str) -> R {
+    for (what, links) in [("path", &r.data), ("ack_path", &r.ack)] {
+        if links.is_empty() || links.len() > MAX_ROUTE_LINKS {
+            return Err(format!("{p}.{what}: expected 1 to {MAX_ROUTE_LINKS} links, got {}", links.len()));
+        }
+        if let Some(&l) = links.iter().find(|&&l| l as usize >= n_links) {
+            return Err(format!("{p}.{what}: no link {l} (there are {n_links})"));
+        }
+    }
+    if !r.data.contains(&r.measure) {
+        return Err(format!("{p}.measure: link {} is not on its path", r.measure));
+    }
+    Ok(())
+}
+
 impl Config {
     /// The network's links as any link, and its routes: one per flow, each of
     /// 1 to [`MAX_ROUTE_LINKS`] existing links, measured on a link of its data route.
@@ -133,19 +150,18 @@ impl Config {
             ));
         }
         for (i, r) in net.routes.iter().enumerate() {
-            for (what, links) in [("path", &r.data), ("ack_path", &r.ack)] {
-                if links.is_empty() || links.len() > MAX_ROUTE_LINKS {
-                    return Err(format!(
-                        "flows[{i}].{what}: expected 1 to {MAX_ROUTE_LINKS} links, got {}",
-                        links.len()
-                    ));
-                }
-                if let Some(&l) = links.iter().find(|&&l| l as usize >= n_links) {
-                    return Err(format!("flows[{i}].{what}: no link {l} (there are {n_links})"));
-                }
+            route(r, n_links, &format!("flows[{i}]"))?;
+        }
+        for (i, s) in self.tcp_sources.iter().enumerate() {
+            if let Some(r) = &s.route {
+                route(r, n_links, &format!("tcp_sources[{i}]"))?;
             }
-            if !r.data.contains(&r.measure) {
-                return Err(format!("flows[{i}].measure: link {} is not on its path", r.measure));
+        }
+        for (i, s) in self.udp_sources.iter().enumerate() {
+            if let Some(l) = s.link {
+                if l as usize >= n_links {
+                    return Err(format!("udp_sources[{i}].path: no link {l} (there are {n_links})"));
+                }
             }
         }
         Ok(())

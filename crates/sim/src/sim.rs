@@ -552,11 +552,19 @@ impl Simulator {
         let now = self.now;
         let st = &mut self.tcp_sources[src as usize];
         let size = st.cfg.sizes.sample(&mut st.rng);
-        let rtt = ns(st.cfg.rtt.sample(&mut st.rng)).max(2 * self.link_delay[FWD]);
+        let rtt = ns(st.cfg.rtt.sample(&mut st.rng));
         let reverse = match st.cfg.direction {
             Direction::Forward => false,
             Direction::Reverse => true,
             Direction::Both => st.rng.uniform() < 0.5,
+        };
+        // A transfer's RTT covers the propagation of its own links.
+        let (route, rtt) = match &st.cfg.route {
+            None => (dumbbell_route(reverse), rtt.max(2 * self.link_delay[FWD])),
+            Some(r) => {
+                let one_way = |links: &[u32]| links.iter().map(|&l| self.link_delay[l as usize]).sum::<Time>();
+                (r.clone(), rtt.max(2 * one_way(&r.data).max(one_way(&r.ack))))
+            }
         };
         let c = &st.cfg;
         let cc = cc::build(&c.cc, &c.params).expect("checked when the source was built");
@@ -587,8 +595,8 @@ impl Simulator {
             delivered_bytes: 0,
         });
         let seed = Rng::new(self.seed, STREAM_CC_BACKGROUND + tid as u64).next_u64();
-        let slot = self.alloc_slot(1, 1);
-        self.init_slot(slot, scfg, cc, seed, rtt, &dumbbell_route(reverse), now);
+        let slot = self.alloc_slot(route.data.len(), route.ack.len());
+        self.init_slot(slot, scfg, cc, seed, rtt, &route, now);
         let fl = &mut self.flows[slot as usize];
         fl.transfer = Some(tid);
         fl.session = session.map(|k| (src, k));
@@ -1286,10 +1294,11 @@ impl Simulator {
             return;
         }
         let wire = st.cfg.packet_bytes;
-        let port = match st.cfg.direction {
-            Direction::Forward => FWD,
-            Direction::Reverse => REV,
-            Direction::Both => port_of(st.rng.uniform() < 0.5),
+        let port = match (st.cfg.link, st.cfg.direction) {
+            (Some(link), _) => link as usize,
+            (None, Direction::Forward) => FWD,
+            (None, Direction::Reverse) => REV,
+            (None, Direction::Both) => port_of(st.rng.uniform() < 0.5),
         };
         st.packets += 1;
         st.stats.offered_bytes += wire as u64;

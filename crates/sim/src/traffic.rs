@@ -168,6 +168,9 @@ pub struct TcpSource {
     pub ecn: bool,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
+    /// The links a transfer's data and ACKs cross (a network's path), or
+    /// `None` for the bottleneck and its reverse link as `direction` says.
+    pub route: Option<crate::Route>,
 }
 
 /// How an unresponsive source spaces its packets.
@@ -189,6 +192,9 @@ pub struct UdpSource {
     pub direction: Direction,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
+    /// The one link the datagrams cross (a network's link), or `None` for
+    /// the bottleneck or the reverse link as `direction` says.
+    pub link: Option<u32>,
 }
 
 /// A random loss process applied to data packets arriving at a link.

@@ -204,6 +204,7 @@ fn tcp_source() -> impl Strategy<Value = TcpSource> {
             ecn: false,
             start_ns: start_ns / 10,
             stop_ns: None,
+            route: None,
         },
     )
 }
@@ -217,6 +218,7 @@ fn udp_source() -> impl Strategy<Value = UdpSource> {
         direction: Direction::Forward,
         start_ns: start_ns / 10,
         stop_ns: None,
+        link: None,
     })
 }
 

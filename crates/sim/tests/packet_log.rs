@@ -52,6 +52,7 @@ fn busy_with(secs: u64, qdisc: &str) -> Config {
         direction: Direction::Forward,
         start_ns: 0,
         stop_ns: None,
+        link: None,
     });
     cfg
 }

@@ -21,6 +21,7 @@ fn web(arrivals: Arrivals, direction: Direction) -> TcpSource {
         ecn: false,
         start_ns: 0,
         stop_ns: None,
+        route: None,
     }
 }
 
@@ -119,6 +120,7 @@ fn udp_sources_offer_their_rate() {
             direction: Direction::Forward,
             start_ns: 0,
             stop_ns: None,
+            link: None,
         });
     }
     let out = run(&cfg);
@@ -165,6 +167,7 @@ fn background_traffic_is_deterministic() {
         direction: Direction::Forward,
         start_ns: 0,
         stop_ns: None,
+        link: None,
     });
     assert_eq!(first_sizes(&a), first_sizes(&run(&more)));
 }

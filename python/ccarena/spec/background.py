@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import fields as F
 from .distributions import rtt_dist, size_dist, size_mean, start_stop
@@ -17,6 +17,9 @@ from .errors import SpecError
 from .schema import BACKGROUND, DIRECTIONS, ONOFF, UDP, UDP_PATTERNS, WEB
 from .tcp import TcpDefaults, ecn_setting, init_cwnd, mss
 from .units import describe, format_bytes, format_rate, format_time
+
+if TYPE_CHECKING:
+    from .network import Network
 
 __all__ = ["Background", "Context", "background"]
 
@@ -33,10 +36,60 @@ class Context:
     bottleneck_bps: int
     reverse_bps: int
     tcp: TcpDefaults
+    net: Network | None = None
+    """A parking lot's or a list of links' network (sources may then name a ``path``)."""
 
     def link_rate(self, direction: str) -> int:
         """The rate a load fraction refers to: the reverse link for reverse sources, else the bottleneck."""
         return self.reverse_bps if direction == "reverse" else self.bottleneck_bps
+
+
+@dataclass(frozen=True)
+class SourcePath:
+    """A source's own path through a network: its links' names, the engine's route (TCP) or link (UDP),
+    and the rate of its slowest link (what a ``load`` refers to)."""
+
+    names: list[str]
+    engine: dict[str, Any]
+    rate_bps: int
+
+
+def _source_path(t: Mapping[str, Any], path: str, ctx: Context, direction: str, tcp_: bool) -> SourcePath | None:
+    """``path`` (and, for TCP, ``ack_path``) of a source in a network: the links its data (and ACKs)
+    cross, instead of the measured link and its twin; none when not given."""
+    from .network import link_path, twin_index
+
+    keys = [k for k in ("path", "ack_path") if k in t]
+    if not keys:
+        return None
+    net = ctx.net
+    if net is None:
+        raise SpecError(F.join(path, keys[0]), 'only with topology.kind = "parking_lot" or "links"')
+    if "path" not in t:
+        raise SpecError(F.join(path, "path"), "required with ack_path (the links the data cross)")
+    if direction != "forward":
+        raise SpecError(
+            F.join(path, "direction"), f'a source with a path sends along it: leave direction out, got "{direction}"'
+        )
+    data = link_path(t["path"], F.join(path, "path"), net.links)
+    net.background_links.update(data)
+    rate = min(net.links[i].rate_bps for i in data)
+    names = [net.links[i].name for i in data]
+    if not tcp_:
+        if len(data) != 1:
+            raise SpecError(F.join(path, "path"), f"a UDP source crosses one link, got {len(data)}")
+        return SourcePath(names, {"link": net.engine_index(data[0])}, rate)
+    if "ack_path" in t:
+        ack = link_path(t["ack_path"], F.join(path, "ack_path"), net.links)
+    else:
+        ack = [twin_index(net.links, i) for i in reversed(data)]
+    net.background_links.update(ack)
+    route = {
+        "data": [net.engine_index(i) for i in data],
+        "ack": [net.engine_index(i) for i in ack],
+        "measure": net.engine_index(data[0]),
+    }
+    return SourcePath(names, {"route": route}, rate)
 
 
 def _source_list(value: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
@@ -49,9 +102,9 @@ def _source_list(value: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _tcp_source_common(
-    t: Mapping[str, Any], path: str, ctx: Context, direction: str
+    t: Mapping[str, Any], path: str, ctx: Context, direction: str, route: SourcePath | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """cc, params, rtt, start/stop and TCP settings of a TCP source: (resolved, engine) parts."""
+    """cc, params, rtt, start/stop, path and TCP settings of a TCP source: (resolved, engine) parts."""
     cc = t.get("cc", WEB.default("cc"))
     params = F.params(t.get("params", {}), F.join(path, "params"))
     cc_params = F.resolve_cc(cc, params, path)
@@ -73,6 +126,8 @@ def _tcp_source_common(
         resolved["params"] = cc_params
     resolved["rtt"] = r_rtt
     resolved["direction"] = direction
+    if route is not None:
+        resolved["path"] = route.names
     resolved["start"] = format_time(start_ns)
     if stop_ns is not None:
         resolved["stop"] = format_time(stop_ns)
@@ -91,6 +146,7 @@ def _tcp_source_common(
         "ecn": ecn,
         "start_ns": start_ns,
         "stop_ns": stop_ns,
+        **(route.engine if route is not None else {}),
     }
     return resolved, engine
 
@@ -152,7 +208,7 @@ def _web_sizes(t: Mapping[str, Any], path: str, mss_: int) -> tuple[dict[str, An
 
 
 def _web_arrivals(
-    t: Mapping[str, Any], path: str, ctx: Context, direction: str, mean_bytes: float
+    t: Mapping[str, Any], path: str, link_bps: int, mean_bytes: float
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Exactly one of sessions (with think), rate and load: (resolved keys, engine arrivals)."""
     given = [k for k in ("sessions", "rate", "load") if k in t]
@@ -176,17 +232,19 @@ def _web_arrivals(
         rate = F.number(t["rate"], F.join(path, "rate"), 0.0, 1e7, lo_open=True)
         return {"rate": rate}, {"kind": "poisson", "rate": rate}
     load = F.number(t["load"], F.join(path, "load"), 0.0, 100.0, lo_open=True)
-    return {"load": load}, {"kind": "poisson", "rate": load * ctx.link_rate(direction) / (8.0 * mean_bytes)}
+    return {"load": load}, {"kind": "poisson", "rate": load * link_bps / (8.0 * mean_bytes)}
 
 
 def web(t: dict[str, Any], path: str, ctx: Context, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A web source: short TCP transfers, closed-loop sessions or Poisson arrivals."""
     F.check_keys(t, path, WEB)
     direction = _web_direction(t, path)
+    route = _source_path(t, path, ctx, direction, tcp_=True)
     r_sizes, e_sizes = _web_sizes(t, path, _mss(t, path, ctx))
-    r_arrivals, arrivals = _web_arrivals(t, path, ctx, direction, size_mean(e_sizes))
+    link_bps = route.rate_bps if route is not None else ctx.link_rate(direction)
+    r_arrivals, arrivals = _web_arrivals(t, path, link_bps, size_mean(e_sizes))
     resolved: dict[str, Any] = {"name": name, **r_arrivals, "sizes": r_sizes}
-    common_r, common_e = _tcp_source_common(t, path, ctx, direction)
+    common_r, common_e = _tcp_source_common(t, path, ctx, direction, route)
     resolved.update(common_r)
     return resolved, {"name": name, "arrivals": arrivals, "sizes": e_sizes, **common_e}
 
@@ -201,7 +259,8 @@ def onoff(t: dict[str, Any], path: str, ctx: Context, name: str) -> tuple[dict[s
     r_sizes, e_sizes = size_dist(t.get("size", ONOFF.default("size")), F.join(path, "size"), _mss(t, path, ctx))
     off = F.positive_time(t.get("off", ONOFF.default("off")), F.join(path, "off"))
     resolved: dict[str, Any] = {"name": name, "sessions": n, "size": r_sizes, "off": format_time(off)}
-    common_r, common_e = _tcp_source_common(t, path, ctx, direction)
+    route = _source_path(t, path, ctx, direction, tcp_=True)
+    common_r, common_e = _tcp_source_common(t, path, ctx, direction, route)
     resolved.update(common_r)
     arrivals = {"kind": "sessions", "sessions": n, "off_mean_ns": off}
     return resolved, {"name": name, "arrivals": arrivals, "sizes": e_sizes, **common_e}
@@ -211,6 +270,7 @@ def udp(t: dict[str, Any], path: str, ctx: Context, name: str) -> tuple[dict[str
     """A UDP source: constant-rate or Poisson datagrams that do not react to loss."""
     F.check_keys(t, path, UDP)
     direction = _direction(t, path)
+    link = _source_path(t, path, ctx, direction, tcp_=False)
     given = [k for k in ("rate", "load") if k in t]
     if not given:
         raise SpecError(path, 'one of rate or load is required (e.g. rate = "80Mbps" or load = 0.8)')
@@ -228,8 +288,10 @@ def udp(t: dict[str, Any], path: str, ctx: Context, name: str) -> tuple[dict[str
     else:
         load = F.number(t["load"], F.join(path, "load"), 0.0, 100.0, lo_open=True)
         resolved["load"] = load
-        rate_bps = max(1, round(load * ctx.link_rate(direction)))
+        rate_bps = max(1, round(load * (link.rate_bps if link is not None else ctx.link_rate(direction))))
     resolved.update({"pattern": pattern, "packet": format_bytes(packet), "direction": direction})
+    if link is not None:
+        resolved["path"] = link.names
     resolved["start"] = format_time(start_ns)
     if stop_ns is not None:
         resolved["stop"] = format_time(stop_ns)
@@ -241,6 +303,7 @@ def udp(t: dict[str, Any], path: str, ctx: Context, name: str) -> tuple[dict[str
         "direction": direction,
         "start_ns": start_ns,
         "stop_ns": stop_ns,
+        **(link.engine if link is not None else {}),
     }
     return resolved, engine
 

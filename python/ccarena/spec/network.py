@@ -35,7 +35,9 @@ The engine's link 0, whose queue summary.json's ``queue`` describes, is
 first of equals); link 1 is its twin. A flow's rate at the bottleneck is
 counted at ``[measure] link`` when its data cross it, else at the slowest
 link of its own path (the last of equals: the bytes that made it through
-every one of them). Background traffic crosses link 0 and its twin.
+every one of them). Background traffic crosses link 0 and its twin, unless a
+source names its own ``path`` (a TCP source also its ``ack_path``; a UDP
+source one link).
 """
 
 from __future__ import annotations
@@ -51,7 +53,16 @@ from .linkmodels import LinkModels, link_delay, link_models, link_rate
 from .schema import BOTTLENECK, HOP, LINK, QDISCS, REVERSE
 from .units import Size, describe, format_rate, format_size, format_time
 
-__all__ = ["NetLink", "Network", "bottleneck_table", "link_tables", "network", "unused_links"]
+__all__ = [
+    "NetLink",
+    "Network",
+    "bottleneck_table",
+    "link_path",
+    "link_tables",
+    "network",
+    "twin_index",
+    "unused_links",
+]
 
 REV = "_rev"
 
@@ -117,6 +128,12 @@ class Network:
     """The engine's link table: indices into ``links``, the measured link and its twin first."""
     measure: int = 0
     """Index into ``links`` of the network's measured link."""
+    background_links: set[int] = field(default_factory=set)
+    """Indices into ``links`` that background sources cross (``[background]`` ``path``)."""
+
+    def engine_index(self, i: int) -> int:
+        """The engine's index of ``links[i]``."""
+        return self.order.index(i)
 
     def index(self, name: str) -> int:
         return next(i for i, link in enumerate(self.links) if link.name == name)
@@ -247,7 +264,8 @@ def _links(topo: Mapping[str, Any]) -> tuple[list[NetLink], dict[str, Any]]:
     return links, {"kind": "links", "links": written}
 
 
-def _path(value: Any, path: str, links: list[NetLink]) -> list[int]:
+def link_path(value: Any, path: str, links: list[NetLink]) -> list[int]:
+    """A path's link names as indices into ``links``, checked: known links, connected, none twice in a row."""
     names = [link.name for link in links]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise SpecError(path, f'expected a list of link names such as ["{names[0]}"], got {describe(value)}')
@@ -281,15 +299,15 @@ def network(raw: Mapping[str, Any], kind: str, measure_link: str | None) -> Netw
         g = g if isinstance(g, Mapping) else {}
         where = f"flows[{gi}]"
         if "path" in g:
-            data = _path(g["path"], F.join(where, "path"), links)
+            data = link_path(g["path"], F.join(where, "path"), links)
         elif kind == "parking_lot":
             data = [i for i, link in enumerate(links) if not link.name.endswith(REV)]
         else:
             raise SpecError(F.join(where, "path"), f'required with kind = "links" (e.g. path = ["{links[0].name}"])')
         if "ack_path" in g:
-            ack = _path(g["ack_path"], F.join(where, "ack_path"), links)
+            ack = link_path(g["ack_path"], F.join(where, "ack_path"), links)
         else:
-            ack = [_twin_index(links, i) for i in reversed(data)]
+            ack = [twin_index(links, i) for i in reversed(data)]
         if g.get("reverse"):
             raise SpecError(F.join(where, "reverse"), "only in a dumbbell; give the path (and ack_path) instead")
         net.paths.append((data, ack))
@@ -304,12 +322,12 @@ def network(raw: Mapping[str, Any], kind: str, measure_link: str | None) -> Netw
         net.measure = min(i for i in used if links[i].rate_bps == slowest)
     else:
         net.measure = 0
-    twin = _twin_index(links, net.measure)
+    twin = twin_index(links, net.measure)
     net.order = [net.measure, twin, *(i for i in range(len(links)) if i not in (net.measure, twin))]
     return net
 
 
-def _twin_index(links: list[NetLink], i: int) -> int:
+def twin_index(links: list[NetLink], i: int) -> int:
     """The other direction of link ``i``."""
     name = links[i].name
     other = name[: -len(REV)] if name.endswith(REV) else name + REV
@@ -317,8 +335,8 @@ def _twin_index(links: list[NetLink], i: int) -> int:
 
 
 def unused_links(net: Network) -> list[str]:
-    """Names of forward links no flow's data or ACKs cross (each a warning)."""
-    crossed = {i for data, ack in net.paths for i in (*data, *ack)}
+    """Names of forward links no flow's data or ACKs and no background source cross (each a warning)."""
+    crossed = {i for data, ack in net.paths for i in (*data, *ack)} | net.background_links
     return [link.name for i, link in enumerate(net.links) if i not in crossed and not link.name.endswith(REV)]
 
 

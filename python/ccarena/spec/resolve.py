@@ -199,7 +199,7 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         raw = _default_rtts(raw, net)
     topo = topology(raw) if net is None else _measured_link(raw, net)
     tcp_ = tcp(raw)
-    ctx = Context(duration_ns, topo.rtt_ns, topo.bottleneck.rate_bps, topo.reverse.rate_bps, tcp_)
+    ctx = Context(duration_ns, topo.rtt_ns, topo.bottleneck.rate_bps, topo.reverse.rate_bps, tcp_, net)
     bg = background(raw.get("background", {}), ctx)
     fl = flows(raw, duration_ns, topo.rtt_ns, tcp_, bg.any, seed)
     max_packet = max(tcp_.mss + tcp_.header, bg.max_packet, fl.max_packet)
@@ -322,7 +322,7 @@ def _check_path_delays(net: Network, fl: Flows) -> None:
 def _network_warnings(net: Network | None) -> list[str]:
     if net is None:
         return []
-    return [f"topology: link {name} carries no flow's data or ACKs" for name in unused_links(net)]
+    return [f"topology: link {name} carries no flow's or background source's traffic" for name in unused_links(net)]
 
 
 def load_spec(

@@ -408,6 +408,9 @@ _SOURCE_TCP: dict[str, Field] = {
     "init_cwnd": Field("int", "initial window, packets (default: tcp.init_cwnd)", lo=1, hi=1_000_000),
     "pacing": Field("bool", "pace the transfers (default: tcp.pacing)"),
     "ecn": Field("bool", "negotiate ECN (default: tcp.ecn; always on for algorithms that need it)"),
+    "path": Field("names", "in a parking lot or a list of links: the links its transfers' data cross "
+                  "(default: the measured link)"),
+    "ack_path": Field("names", "with path: the links the ACKs cross (default: the twins of path, last first)"),
 }
 
 WEB = _t(
@@ -449,6 +452,8 @@ UDP = _t(
         "pattern": Field("choice", "evenly spaced or Poisson", default="cbr", choices=UDP_PATTERNS),
         "packet": Field("bytes", "wire bytes per datagram", default="1500B"),
         "direction": Field("choice", "which way the datagrams go", default="forward", choices=DIRECTIONS),
+        "path": Field("names", "in a parking lot or a list of links: the one link the datagrams cross "
+                      "(default: the measured link)"),
         "start": Field("time", "when the source starts", default="0s"),
         "stop": Field("time", "when it stops (default: the end of the run)"),
     },
