@@ -8,31 +8,8 @@ mod common;
 
 use cc::EcnMode;
 use common::*;
-use sim::qdisc::ParamValue::{Bool, Float};
-use sim::{Config, FlowConfig, Output, QdiscConfig, Simulator};
-
-fn with_qdisc(mut cfg: Config, kind: &str, params: &[(&str, sim::qdisc::ParamValue)]) -> Config {
-    let p: Vec<_> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    cfg.bottleneck.qdisc = QdiscConfig::from_params(kind, &p).unwrap();
-    cfg
-}
-
-/// RED on the instantaneous queue marking every ECT packet above `k` packets.
-fn step_marking(cfg: Config, k: f64) -> Config {
-    with_qdisc(
-        cfg,
-        "red",
-        &[
-            ("min_th", Float(k)),
-            ("max_th", Float(k + 1.0)),
-            ("max_p", Float(1.0)),
-            ("wq", Float(1.0)),
-            ("gentle", Bool(false)),
-            ("harddrop", Bool(false)),
-            ("ecn", Bool(true)),
-        ],
-    )
-}
+use sim::qdisc::ParamValue::Bool;
+use sim::{Config, FlowConfig, Output, Simulator};
 
 /// Runs to the end and reads each flow's ECN state before the output is built.
 fn run_ecn(cfg: &Config) -> (Output, Vec<(EcnMode, u64, Option<sim::tcp::accecn::Counters>)>) {

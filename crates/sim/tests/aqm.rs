@@ -8,12 +8,6 @@ mod common;
 use common::*;
 use sim::{App, Config, Output, QdiscConfig};
 
-fn with_qdisc(mut cfg: Config, kind: &str, params: &[(&str, sim::qdisc::ParamValue)]) -> Config {
-    let p: Vec<_> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    cfg.bottleneck.qdisc = QdiscConfig::from_params(kind, &p).unwrap();
-    cfg
-}
-
 /// Median queueing delay at the bottleneck (enqueue to start of transmission), ms.
 fn median_delay_ms(out: &Output) -> f64 {
     out.queue.delay.quantile(0.5).unwrap() / 1e6

@@ -1,7 +1,8 @@
 //! Helpers to build dumbbell experiments in tests.
 #![allow(dead_code)]
 
-use sim::{App, Config, FlowConfig, LinkConfig, Output, QueueLimit};
+use sim::qdisc::ParamValue::{self, Bool, Float};
+use sim::{App, Config, FlowConfig, LinkConfig, Output, QdiscConfig, QueueLimit};
 
 pub const MSS: u32 = 1448;
 pub const HDR: u32 = 52;
@@ -138,4 +139,31 @@ pub fn pair_jain_120s(cc: &str) -> (f64, Vec<u64>) {
 pub fn one_flow_utilisation(cc: &str, bdp: f64) -> f64 {
     let out = run(&dumbbell(100, 50, bdp, 60, vec![cc_flow(cc, 50)]));
     utilisation(&out, 100, 10.0, 60.0)
+}
+
+/// `cfg` with the bottleneck's discipline `kind` and these parameters.
+pub fn with_qdisc(mut cfg: Config, kind: &str, params: &[(&str, ParamValue)]) -> Config {
+    let p: Vec<_> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    cfg.bottleneck.qdisc = QdiscConfig::from_params(kind, &p).unwrap();
+    cfg
+}
+
+/// Marks every ECT packet that arrives to find more than `k` packets queued:
+/// RED on the instantaneous queue (wq = 1) with min_th = k, max_th = k + 1,
+/// max_p = 1, marking in the forced region (as Linux DCTCP set-ups do with
+/// `tc qdisc ... red min K max K+1 probability 1.0 ecn`).
+pub fn step_marking(cfg: Config, k: f64) -> Config {
+    with_qdisc(
+        cfg,
+        "red",
+        &[
+            ("min_th", Float(k)),
+            ("max_th", Float(k + 1.0)),
+            ("max_p", Float(1.0)),
+            ("wq", Float(1.0)),
+            ("gentle", Bool(false)),
+            ("harddrop", Bool(false)),
+            ("ecn", Bool(true)),
+        ],
+    )
 }

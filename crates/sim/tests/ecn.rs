@@ -5,34 +5,8 @@
 mod common;
 
 use common::*;
-use sim::qdisc::ParamValue::{Bool, Float};
-use sim::{Config, Output, QdiscConfig, QueueLimit};
-
-fn with_qdisc(mut cfg: Config, kind: &str, params: &[(&str, sim::qdisc::ParamValue)]) -> Config {
-    let p: Vec<_> = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    cfg.bottleneck.qdisc = QdiscConfig::from_params(kind, &p).unwrap();
-    cfg
-}
-
-/// Marks every ECT packet that arrives to find more than `k` packets queued:
-/// RED on the instantaneous queue (wq = 1) with min_th = k, max_th = k + 1,
-/// max_p = 1, marking in the forced region (as Linux DCTCP set-ups do with
-/// `tc qdisc ... red min K max K+1 probability 1.0 ecn`).
-fn step_marking(cfg: Config, k: f64) -> Config {
-    with_qdisc(
-        cfg,
-        "red",
-        &[
-            ("min_th", Float(k)),
-            ("max_th", Float(k + 1.0)),
-            ("max_p", Float(1.0)),
-            ("wq", Float(1.0)),
-            ("gentle", Bool(false)),
-            ("harddrop", Bool(false)),
-            ("ecn", Bool(true)),
-        ],
-    )
-}
+use sim::qdisc::ParamValue::Bool;
+use sim::{Output, QueueLimit};
 
 /// Queue length in 1500-byte packets at the given quantile of queueing delay.
 fn queue_pkts(out: &Output, rate_mbps: u64, q: f64) -> f64 {

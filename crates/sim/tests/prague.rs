@@ -7,27 +7,7 @@
 mod common;
 
 use common::*;
-use sim::qdisc::ParamValue::{Bool, Float};
-use sim::{Config, FlowConfig, Output, QdiscConfig};
-
-/// RED on the instantaneous queue marking every ECT packet above `k` packets
-/// (min_th = k, max_th = k + 1, max_p = 1, wq = 1).
-fn step_marking(mut cfg: Config, k: f64) -> Config {
-    let p: Vec<(String, sim::qdisc::ParamValue)> = [
-        ("min_th", Float(k)),
-        ("max_th", Float(k + 1.0)),
-        ("max_p", Float(1.0)),
-        ("wq", Float(1.0)),
-        ("gentle", Bool(false)),
-        ("harddrop", Bool(false)),
-        ("ecn", Bool(true)),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    cfg.bottleneck.qdisc = QdiscConfig::from_params("red", &p).unwrap();
-    cfg
-}
+use sim::{FlowConfig, Output};
 
 /// 1 ms of queue at 100 Mbit/s in 1500-byte packets: DualPI2's step threshold.
 const K_1MS: f64 = 8.0;
