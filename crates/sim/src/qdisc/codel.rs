@@ -341,6 +341,6 @@ mod tests {
         }
         assert_eq!(c.pop_dropped(), None);
         assert_eq!(c.marks(), 7);
-        assert_eq!(pk.ce.iter().filter(|&&m| m).count(), 7);
+        assert_eq!(pk.marked(), 7);
     }
 }

@@ -525,6 +525,7 @@ impl Discipline for DualPi2 {
 #[cfg(test)]
 mod tests {
     use super::super::books::Books;
+    use super::super::testkit::Pkts;
     use super::super::Qdisc;
     use super::*;
     use crate::packet::{ECN_CE, ECN_ECT0, ECN_ECT1};
@@ -533,38 +534,9 @@ mod tests {
     const US: Time = 1_000_000;
     const MTU: u32 = 1514;
 
-    /// Packets with an ECN field.
-    struct Pkts {
-        len: Vec<u32>,
-        enq: Vec<Time>,
-        cp: Vec<u8>,
-    }
-
-    impl Pkts {
-        fn new(n: usize, cp: u8) -> Pkts {
-            Pkts { len: vec![MTU; n], enq: vec![0; n], cp: vec![cp; n] }
-        }
-    }
-
-    impl PacketView for Pkts {
-        fn wire_len(&self, id: PacketId) -> u32 {
-            self.len[id as usize]
-        }
-        fn enqueued_at(&self, id: PacketId) -> Time {
-            self.enq[id as usize]
-        }
-        fn ect(&self, id: PacketId) -> bool {
-            self.cp[id as usize] != ECN_NOT_ECT
-        }
-        fn codepoint(&self, id: PacketId) -> u8 {
-            self.cp[id as usize]
-        }
-        fn set_ce(&mut self, id: PacketId) {
-            self.cp[id as usize] = ECN_CE;
-        }
-        fn flow_key(&self, _id: PacketId) -> u64 {
-            0
-        }
+    /// `n` packets of one MTU with the ECN field `cp`.
+    fn pkts(n: usize, cp: u8) -> Pkts {
+        Pkts::with_codepoint(n, MTU, cp)
     }
 
     fn dualpi2(cfg: DualPi2Config) -> Qdisc<DualPi2> {
@@ -641,7 +613,7 @@ mod tests {
     #[test]
     fn lazy_updates_equal_a_timer() {
         let mut q = dualpi2(DualPi2Config::default());
-        let mut pk = Pkts::new(4, ECN_ECT0);
+        let mut pk = pkts(4, ECN_ECT0);
         pk.enq[0] = MS;
         assert!(q.enqueue(0, MS, &mut pk));
         pk.enq[1] = 50 * MS;
@@ -669,7 +641,7 @@ mod tests {
     #[test]
     fn idle_updates_are_skipped_exactly() {
         let mut q = dualpi2(DualPi2Config::default());
-        let mut pk = Pkts::new(1, ECN_ECT0);
+        let mut pk = pkts(1, ECN_ECT0);
         pk.enq[0] = 1000 * MS + 5;
         assert!(q.enqueue(0, 1000 * MS + 5, &mut pk));
         assert_eq!(q.discipline().next_update, 1008 * MS);
@@ -682,7 +654,7 @@ mod tests {
         let in_l = cp & cfg.ecn_mask != 0;
         let mut q = DualPi2::new(cfg, QueueLimit::Packets(10), Rng::new(3, 1));
         q.prob = prob(p);
-        let mut pk = Pkts::new(n as usize, cp);
+        let mut pk = pkts(n as usize, cp);
         let (mut books, mut dropped) = (Books::default(), Vec::new());
         let mut cx = Cx::new(0, &mut pk, &mut books, &mut dropped);
         let (mut marks, mut drops) = (0, 0);
@@ -748,7 +720,7 @@ mod tests {
     fn no_decision_below_two_mtu() {
         let mut q = DualPi2::new(DualPi2Config::default(), QueueLimit::Packets(10), Rng::new(3, 1));
         q.prob = MAX_PROB;
-        let mut pk = Pkts::new(2, ECN_NOT_ECT);
+        let mut pk = pkts(2, ECN_NOT_ECT);
         pk.cp[1] = ECN_ECT1;
         let (mut books, mut dropped) = (Books::default(), Vec::new());
         let mut cx = Cx::new(0, &mut pk, &mut books, &mut dropped);
@@ -768,7 +740,7 @@ mod tests {
                 QdiscConfig::from_params("dualpi2", &[("ecn_mask".into(), ParamValue::Str(mask.into()))]).unwrap();
             let QdiscConfig::DualPi2(cfg) = cfg else { unreachable!() };
             let mut q = dualpi2(cfg);
-            let mut pk = Pkts::new(4, 0);
+            let mut pk = pkts(4, 0);
             pk.cp = vec![ECN_NOT_ECT, ECN_ECT1, ECN_ECT0, ECN_CE];
             for id in 0..4 {
                 assert!(q.enqueue(id, 0, &mut pk));
@@ -796,7 +768,7 @@ mod tests {
             (ECN_ECT0, 1100 * US, false),
         ] {
             let mut q = dualpi2(DualPi2Config::default());
-            let mut pk = Pkts::new(1, cp);
+            let mut pk = pkts(1, cp);
             pk.enq[0] = MS;
             assert!(q.enqueue(0, MS, &mut pk));
             assert_eq!(q.dequeue(MS + wait, &mut pk), Some(0));
@@ -806,7 +778,7 @@ mod tests {
         // min_qlen_step: the step applies only to packets arriving to at
         // least that many L packets.
         let mut q = dualpi2(DualPi2Config { min_qlen_step: 2, ..DualPi2Config::default() });
-        let mut pk = Pkts::new(3, ECN_ECT1);
+        let mut pk = pkts(3, ECN_ECT1);
         for id in 0..3 {
             assert!(q.enqueue(id, 0, &mut pk));
         }
@@ -820,7 +792,7 @@ mod tests {
     /// returns the order of the first `m` departures ('L' or 'C').
     fn serve(cfg: DualPi2Config, n: u32, m: usize) -> (String, Qdisc<DualPi2>, Pkts) {
         let mut q = dualpi2(cfg);
-        let mut pk = Pkts::new(2 * n as usize, ECN_ECT1);
+        let mut pk = pkts(2 * n as usize, ECN_ECT1);
         for id in 0..2 * n {
             pk.cp[id as usize] = if id.is_multiple_of(2) { ECN_ECT1 } else { ECN_ECT0 };
             assert!(q.enqueue(id, 0, &mut pk));
@@ -861,7 +833,7 @@ mod tests {
         let cfg = QdiscConfig::from_params("dualpi2", &[("scheduler".into(), ParamValue::Str("tshift".into()))]);
         let Ok(QdiscConfig::DualPi2(cfg)) = cfg else { unreachable!() };
         let mut q = dualpi2(cfg);
-        let mut pk = Pkts::new(4, ECN_ECT0);
+        let mut pk = pkts(4, ECN_ECT0);
         // C at 0 and 10 ms, L at 40 and 70 ms.
         for (id, t_ms, cp) in [(0, 0, ECN_ECT0), (1, 10, ECN_ECT0), (2, 40, ECN_ECT1), (3, 70, ECN_ECT1)] {
             pk.cp[id as usize] = cp;
@@ -884,7 +856,7 @@ mod tests {
         let gap = (tx as f64 / load) as Time;
         let end = secs * crate::event::PS_PER_S;
         let n = (end / gap + 1) as usize;
-        let mut pk = Pkts::new(n, cp);
+        let mut pk = pkts(n, cp);
         let (mut next_arrival, mut link_free, mut id) = (0, 0, 0usize);
         let (mut sent, mut marked, mut p_sum, mut p_n) = (0u64, 0u64, 0.0, 0u64);
         while next_arrival < end || !q.is_empty() {
@@ -963,7 +935,7 @@ mod tests {
             let Ok(QdiscConfig::DualPi2(cfg)) = cfg else { unreachable!() };
             let mut q = Qdisc::around(DualPi2::new(cfg, QueueLimit::Packets(300), Rng::new(9, 1)));
             let n = 60_000;
-            let mut pk = Pkts::new(n, 0);
+            let mut pk = pkts(n, 0);
             let mut held = HashSet::new();
             let mut next = 0usize;
             for ms in 0..6000u64 {

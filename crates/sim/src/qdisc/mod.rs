@@ -353,19 +353,31 @@ impl<D: Discipline> Qdisc<D> {
 #[cfg(test)]
 pub(crate) mod testkit {
     use super::*;
+    use crate::packet::{ECN_CE, ECN_ECT0, ECN_NOT_ECT};
 
-    /// Packets for unit tests: lengths, enqueue times, ECT bits, flow keys.
+    /// Packets for unit tests: lengths, enqueue times, ECN codepoints, flow keys.
     pub struct Pkts {
         pub len: Vec<u32>,
         pub enq: Vec<Time>,
-        pub ect: Vec<bool>,
-        pub ce: Vec<bool>,
+        /// The IP header's ECN field ([`crate::packet::ECN_CE`] once marked).
+        pub cp: Vec<u8>,
         pub key: Vec<u64>,
     }
 
     impl Pkts {
+        /// `n` packets of `len` bytes, ECT(0) when `ect`, else Not-ECT.
         pub fn new(n: usize, len: u32, ect: bool) -> Pkts {
-            Pkts { len: vec![len; n], enq: vec![0; n], ect: vec![ect; n], ce: vec![false; n], key: vec![0; n] }
+            Pkts::with_codepoint(n, len, if ect { ECN_ECT0 } else { ECN_NOT_ECT })
+        }
+
+        /// `n` packets of `len` bytes with the ECN field `cp`.
+        pub fn with_codepoint(n: usize, len: u32, cp: u8) -> Pkts {
+            Pkts { len: vec![len; n], enq: vec![0; n], cp: vec![cp; n], key: vec![0; n] }
+        }
+
+        /// Packets CE-marked so far.
+        pub fn marked(&self) -> usize {
+            self.cp.iter().filter(|&&c| c == ECN_CE).count()
         }
     }
 
@@ -377,10 +389,13 @@ pub(crate) mod testkit {
             self.enq[id as usize]
         }
         fn ect(&self, id: PacketId) -> bool {
-            self.ect[id as usize]
+            self.cp[id as usize] != ECN_NOT_ECT
+        }
+        fn codepoint(&self, id: PacketId) -> u8 {
+            self.cp[id as usize]
         }
         fn set_ce(&mut self, id: PacketId) {
-            self.ce[id as usize] = true;
+            self.cp[id as usize] = ECN_CE;
         }
         fn flow_key(&self, id: PacketId) -> u64 {
             self.key[id as usize]
@@ -612,7 +627,7 @@ mod tests {
                 check(&q, &held, &pk);
                 assert!(held.is_empty() && q.is_empty() && q.bytes() == 0, "{}", info.name);
                 let b = q.books();
-                assert_eq!(b.marks, pk.ce.iter().filter(|&&c| c).count() as u64, "{}", info.name);
+                assert_eq!(b.marks, pk.marked() as u64, "{}", info.name);
                 assert!(b.departures > 1000 && b.arrivals > b.departures, "{}: {b:?}", info.name);
                 assert!(b.sojourn_max > 0 && b.sojourn_total >= b.sojourn_max as u128);
             }
