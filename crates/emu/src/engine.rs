@@ -332,8 +332,6 @@ pub struct Engine {
     /// steps). Times in a reordering line's store are the engine's; an
     /// order-preserving line keeps its packets in the [`DelayLine`].
     line_models: Vec<Option<Box<LineModel>>>,
-    /// The models' time 0: the start of the measurement (later by the pauses since).
-    model_epoch: Option<Time>,
     /// A batch being released (reused).
     released: Vec<PacketId>,
     /// Each link's model counters when the measurement started and when it ended.
@@ -480,7 +478,6 @@ impl Engine {
             ports,
             lines,
             line_models,
-            model_epoch: None,
             released: Vec::new(),
             counters_at: [None, None],
             port_counters: None,
@@ -537,7 +534,6 @@ impl Engine {
     /// before `t0` (connection set-up) is forwarded but not counted.
     pub fn start(&mut self, t0: Time) {
         self.t0 = Some(t0);
-        self.model_epoch = Some(t0);
         self.last_probe = t0;
         self.counters_at[0] = Some([FWD, REV].map(|p| self.counters_now(p)));
         self.end = t0 + ns(self.cfg.duration_ns);
@@ -570,6 +566,14 @@ impl Engine {
     fn probe_time(&self, k: u64) -> Time {
         let t0 = self.t0.expect("started");
         t0 + ns((k * self.cfg.interval_ns).min(self.cfg.duration_ns))
+    }
+
+    /// The models' time 0: the start of the measurement, later by the pauses
+    /// since ([`NEVER`] before the start: connection set-up runs on ideal
+    /// links). Both ports keep it as their `model_from`.
+    #[inline]
+    fn model_epoch(&self) -> Time {
+        self.ports[FWD].model_from
     }
 
     #[inline]
@@ -923,10 +927,9 @@ impl Engine {
         for m in self.line_models.iter_mut().flatten() {
             m.delay_all(by);
         }
-        if let Some(e) = &mut self.model_epoch {
-            *e += by;
+        if self.t0.is_some() {
             for port in &mut self.ports {
-                port.model_from = *e;
+                port.model_from += by;
             }
         }
         if self.in_window(now) {
@@ -975,7 +978,7 @@ impl Engine {
             return self.lines[l].push(from, id);
         };
         // The jitter (and delay step) in the model's time, added to the engine's.
-        let rel = self.model_epoch.map_or(0, |e| from.saturating_sub(e));
+        let rel = from.saturating_sub(self.ports[FWD].model_from);
         let line = &mut self.lines[l];
         let at = from + (m.due(rel, line.delay, None) - rel);
         if m.reorders() {
@@ -1167,7 +1170,7 @@ impl Engine {
             }
             if let Some(m) = self.ports[FWD].model.as_ref() {
                 // In the models' time (a pause moves it; the intervals keep to the clock).
-                let e = self.model_epoch.expect("started");
+                let e = self.model_epoch();
                 let (a, b) = (self.last_probe.saturating_sub(e), t.saturating_sub(e));
                 if let Some(bits) = m.capacity_bits(a, b) {
                     self.trace_capacity.push((bits / 8.0).round() as u64);
