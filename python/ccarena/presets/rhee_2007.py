@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["C_SERIES", "DISPUTES"]
 
+B2_BUFFER = 0.2
+"""B2's buffer (a fraction of the BDP), at which C1's second part compares the two tests."""
+
 MUCH_FASTER = 2.0
 """"Much faster" read as at least twice as fast (the rebuttal gives no number). With the convergence
 measure's 10 s windows, half of any B2 time of 40 s or more is at least two windows shorter, more
@@ -64,17 +67,19 @@ def c1_times(v: Values) -> dict[float, float | None]:
 def c1_judge(values: Mapping[str, Values]) -> list[Part]:
     """Two parts (rebuttal items 2 and 3). With SURGE background traffic CUBIC shows good
     convergence: the second flow's ensemble-mean rate converges (80 % of the first flow's, the
-    measure of B2) within SLOW_S, the span B2's claim calls slow. And with such multiplexing
-    convergence is much faster than in Leith et al.'s test: at most 1/MUCH_FASTER of B2's time for
-    the same CUBIC (a B2 flow that never converges counts as infinitely slow). Tested at the 100 %
-    BDP buffer of Rhee's test in item 4 (items 2 and 3 give no buffer); B2 runs 20 % BDP, so the
-    second part compares two buffers as well as two background mixes (the dispute reports C1 at
-    20 % BDP beside it).
+    measure of B2) within SLOW_S, the span B2's claim calls slow, at the 100 % BDP buffer of
+    Rhee's test in item 4 (items 2 and 3 give no buffer). And with such multiplexing convergence is
+    much faster than in Leith et al.'s test: at most 1/MUCH_FASTER of B2's time for the same CUBIC
+    (a B2 flow that never converges counts as infinitely slow), compared at B2's own 20 % BDP
+    buffer, so that the two runs differ in their background traffic only, which is what item 3
+    is about.
 
     Not tested: item 3's other point, that most short web flows finish within slow start and so
     are not slowed by CUBIC's convergence (ccarena's traces do not record when a background
     transfer leaves slow start)."""
-    t = c1_times(values["C1"]).get(1.0)
+    times = c1_times(values["C1"])
+    t = times.get(1.0)
+    t20 = times.get(B2_BUFFER)
     tb = b2_times(values["B2"]).get("CUBIC 2.6")
     tb_inf = math.inf if tb is None else tb
     return [
@@ -84,9 +89,9 @@ def c1_judge(values: Mapping[str, Values]) -> list[Part]:
             f"second flow at 80 % of the first after {fmt_time(t)} (100 % BDP)",
         ),
         Part(
-            "convergence is much faster than in Leith et al.'s test (at most half B2's time)",
-            t is not None and (tb is None or t * MUCH_FASTER <= tb_inf),
-            f"{fmt_time(t)} with SURGE against {fmt_time(tb)} in B2",
+            "convergence is much faster than in Leith et al.'s test (at most half B2's time, same buffer)",
+            t20 is not None and (tb is None or t20 * MUCH_FASTER <= tb_inf),
+            f"{fmt_time(t20)} with SURGE against {fmt_time(tb)} in B2, both at 20 % BDP",
         ),
     ]
 
@@ -126,12 +131,11 @@ def cwnd_rate_cov(c: Campaign, t_from: float = 50.0) -> list[dict[str, Any]]:
     return out
 
 
-RATE_OVER_CWND = 0.5
-""""Rates do not vary as much as cwnds" read as: a flow's rate varies over time at most half as
-much as its cwnd (coefficient of variation). The rebuttal gives no number, but concludes from the
-comparison that a figure of cwnd alone grossly misrepresents the flows; a cwnd whose swing
-overstates the rate's by less than a factor of two would not. Its own example (a window halved
-while the full queue keeps the rate) has the rate varying far less than the cwnd."""
+RATE_OVER_CWND = 1.0
+""""Rates do not vary as much as cwnds" read as: a flow's rate at the router varies over time less
+than its cwnd (coefficient of variation, ratio below 1). The rebuttal gives no number; its own
+example (a window halved while the full queue keeps the rate) has the rate varying far less than
+the cwnd, but the claim it states is only that the rates vary less, and the check asks no more."""
 
 
 def c2_measure(c: Campaign) -> Values:
@@ -150,13 +154,13 @@ def c2_judge(values: Mapping[str, Values]) -> list[Part]:
     """Rebuttal item 4: with a large buffer (about 6 MB, 100 % BDP) the flows' cwnds can vary a lot
     while their transmission rates at the router do not vary as much. Per flow and run, the
     coefficient of variation over time (1 s samples) of the rate over that of the cwnd; the median
-    over flows and runs at most RATE_OVER_CWND."""
+    over flows and runs below RATE_OVER_CWND."""
     rs = c2_ratios(values["C2"])
     med = statistics.median(rs) if rs else float("nan")
     return [
         Part(
-            "rates at the router vary over time at most half as much as cwnds",
-            bool(rs) and med <= RATE_OVER_CWND,
+            "rates at the router vary over time less than cwnds",
+            bool(rs) and med < RATE_OVER_CWND,
             f"rate CoV / cwnd CoV per flow: median {med:.2f} (range {min(rs, default=math.nan):.2f}-"
             f"{max(rs, default=math.nan):.2f}, {len(rs)} flows)",
         )
@@ -450,7 +454,7 @@ C_SERIES = [
         measure=c1_measure,
         judge=c1_judge,
         with_=("B2",),
-        quick={"duration": "200s", "sweep.repeat": 2, "sweep.topology.bottleneck.buffer": ["1bdp"]},
+        quick={"duration": "200s", "sweep.repeat": 2, "sweep.topology.bottleneck.buffer": ["0.2bdp", "1bdp"]},
     ),
     Preset(
         "C2",
