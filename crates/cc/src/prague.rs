@@ -17,14 +17,15 @@
 //!      slow start:          cwnd += acked (Linux tcp_slow_start)
 //!      else:                frac_cwnd += acked·ai/cwnd        (ai = 1, or (srtt/25 ms)²)
 //!      first CE ever:       frac_cwnd /= 2
-//!      integer cwnd steps ±1 per ACK toward ⌈frac_cwnd⌉ (≥ 2); a step down sets ssthresh
+//!      integer cwnd steps ±1 per ACK toward ⌈frac_cwnd⌉ (≥ 2); a step down sets ssthresh;
+//!      each step recomputes ai from the current srtt
 //!  once per round (and, RTT-independent, at most once per 25 ms):
 //!      F = CE-marked / delivered over the round
 //!      α ← α + g·(F − α)                                   g = 1/16
 //!  entering CWR (an ACK reported new CE; at most once per round / 25 ms):
 //!      frac_cwnd −= frac_cwnd·α/2
 //!  entering Recovery, or a timeout: frac_cwnd /= 2 (Reno), no increase until Open
-//!  pacing: mss·max(frac_cwnd, in flight)/srtt, doubled in slow start
+//!  pacing: mss·max(⌊frac_cwnd⌋, in flight)/srtt, doubled in slow start
 //! ```
 //!
 //! Fixed-point units are Linux's: the window in 2⁻²⁰ packets (`CWND_UNIT`),
@@ -238,24 +239,36 @@ impl Prague {
             if tp.in_slow_start() {
                 acked = common::slow_start(tp, acked);
                 self.frac_cwnd = (tp.snd_cwnd as u64) << 20;
+                if acked == 0 {
+                    self.cwnd_changed(tp);
+                    return;
+                }
             }
-            if acked > 0 {
-                let mtu = tp.mss as u128 + MTU_OVERHEAD as u128;
-                let inc = ((acked as u128 * self.ai_ack_increase as u128) << 20) / self.frac_cwnd.max(1) as u128;
-                let inc = inc * REFERENCE_MTU as u128 / mtu;
-                let inc = inc.max(acked as u128).min(u64::MAX as u128) as u64;
-                let cap = (tp.snd_cwnd_clamp as u64) << 20;
-                self.frac_cwnd = self.frac_cwnd.saturating_add(inc).min(cap);
-            }
+            let mtu = tp.mss as u128 + MTU_OVERHEAD as u128;
+            // acked·ai/frac_cwnd rounded to nearest (Linux DIV64_U64_ROUND_CLOSEST).
+            let frac = self.frac_cwnd.max(1) as u128;
+            let inc = (((acked as u128 * self.ai_ack_increase as u128) << 20) + frac / 2) / frac;
+            let inc = inc * REFERENCE_MTU as u128 / mtu;
+            let inc = inc.max(acked as u128).min(u64::MAX as u128) as u64;
+            let cap = (tp.snd_cwnd_clamp as u64) << 20;
+            self.frac_cwnd = self.frac_cwnd.saturating_add(inc).min(cap);
         }
         // The integer window follows step by step.
         let target = self.target_cwnd(tp);
         if tp.snd_cwnd > target {
             tp.snd_cwnd -= 1;
             tp.snd_ssthresh = tp.snd_cwnd;
+            self.cwnd_changed(tp);
         } else if tp.snd_cwnd < target {
             tp.snd_cwnd += 1;
+            self.cwnd_changed(tp);
         }
+    }
+
+    /// Linux `prague_cwnd_changed`: every change of the integer window
+    /// recomputes the additive increase from the current srtt.
+    fn cwnd_changed(&mut self, tp: &Sock) {
+        self.ai_ack_increase = self.ai_ack_increase(tp);
     }
 
     /// Linux `prague_should_update_ewma`: a round has ended (and, RTT
@@ -313,14 +326,15 @@ impl Prague {
     }
 
     /// Linux `prague_update_pacing_rate` (fractional-window mode): 100 % of
-    /// the window per srtt, 200 % in slow start, at least 100 kbit/s. The
+    /// the window per srtt, 200 % in slow start, at least 100 kbit/s; the
+    /// window counts whole packets, max(⌊frac_cwnd⌋, packets in flight). The
     /// simulator paces payload bytes, so the rate is in MSS units.
     fn update_pacing_rate(&self, tp: &mut Sock) {
         if tp.srtt_us == 0 {
             return;
         }
-        let w = (self.frac_cwnd as u128).max((tp.packets_in_flight() as u128) << 20);
-        let mut rate = (tp.mss as u128 * w * 1_000_000 / ((tp.srtt_us as u128) << 20)) as u64;
+        let w = (self.frac_cwnd >> 20).max(tp.packets_in_flight() as u64) as u128;
+        let mut rate = (tp.mss as u128 * w * 1_000_000 / tp.srtt_us as u128) as u64;
         rate = rate.max(MINIMUM_RATE);
         if tp.snd_cwnd < tp.snd_ssthresh / 2 {
             rate = rate.saturating_mul(2);
@@ -574,6 +588,56 @@ mod tests {
         let f = c.frac_cwnd;
         c.update_cwnd(&mut tp, &rs(2, 2));
         assert_eq!(c.frac_cwnd, f, "marked packets earn no increase");
+    }
+
+    // Linux prague_cwnd_changed: each step of the integer window recomputes
+    // the additive increase from the current srtt; at 10 ms it is 0.16
+    // (167 772), at 20 ms (20/25)² = 0.64: ⌊0.64·2²⁰ + ½⌋ = 671 089. An ACK
+    // that leaves cwnd where it is keeps the old value.
+    #[test]
+    fn each_cwnd_step_recomputes_the_increase() {
+        let (mut c, mut tp) = prague_at(100, 50, 0);
+        tp.srtt_us = 10_000;
+        c.round = 4;
+        c.new_round(&tp);
+        assert_eq!(c.ai_ack_increase, 167_772);
+        tp.srtt_us = 20_000;
+        c.frac_cwnd = 100 * CWND_ONE - CWND_ONE / 2;
+        c.update_cwnd(&mut tp, &rs(1, 0));
+        assert_eq!(tp.snd_cwnd, 100);
+        assert_eq!(c.ai_ack_increase, 167_772, "no step, no recomputation");
+        c.frac_cwnd = 100 * CWND_ONE;
+        c.update_cwnd(&mut tp, &rs(1, 0));
+        assert_eq!(tp.snd_cwnd, 101);
+        assert_eq!(c.ai_ack_increase, 671_089);
+    }
+
+    // Linux prague_update_cwnd: the increase acked·ai·2²⁰/frac_cwnd is
+    // rounded to nearest (DIV64_U64_ROUND_CLOSEST): 2 packets acked at
+    // frac_cwnd 3, ai 1: 2²¹/3 = 699 050.67 → 699 051 (MTU 1500: factor 1).
+    #[test]
+    fn the_increase_rounds_to_nearest() {
+        let (mut c, mut tp) = prague_at(3, 2, 0);
+        tp.srtt_us = 40_000;
+        c.update_cwnd(&mut tp, &rs(2, 0));
+        assert_eq!(c.frac_cwnd, 3 * CWND_ONE + 699_051);
+    }
+
+    // Linux prague_update_pacing_rate: the window in the rate counts whole
+    // packets, max(⌊frac_cwnd⌋, packets in flight): frac_cwnd 100.9 with
+    // nothing in flight paces 100 packets per srtt (1500·100/0.02 s =
+    // 7.5 MB/s); 120 in flight pace 120 (9 MB/s).
+    #[test]
+    fn pacing_counts_whole_packets() {
+        let (mut c, mut tp) = prague_at(100, 100, 0);
+        tp.mss = 1500;
+        tp.srtt_us = 20_000;
+        c.frac_cwnd = 100 * CWND_ONE + CWND_ONE * 9 / 10;
+        c.update_pacing_rate(&mut tp);
+        assert_eq!(tp.pacing_rate, 7_500_000);
+        tp.packets_out = 120;
+        c.update_pacing_rate(&mut tp);
+        assert_eq!(tp.pacing_rate, 9_000_000);
     }
 
     // §4.9 and RFC 9331 §4: a loss halves, no increase until Open; undo
