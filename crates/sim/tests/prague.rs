@@ -7,7 +7,8 @@
 mod common;
 
 use common::*;
-use sim::{FlowConfig, Output};
+use sim::qdisc::ParamValue::{Bool, Float};
+use sim::{Config, FlowConfig, Output};
 
 /// 1 ms of queue at 100 Mbit/s in 1500-byte packets: DualPI2's step threshold.
 const K_1MS: f64 = 8.0;
@@ -75,6 +76,44 @@ fn pg1_about_one_percent_marked() {
     assert!((0.005..=0.02).contains(&ce), "CE fraction {ce}");
 }
 
+/// Marks ECT packets with a probability that grows with RED's average queue
+/// (min_th 8, max_th 48 packets, max_p 0.1, gentle, RED's default averaging
+/// weight 0.002): marks spread over the packets, the premise of Prague's
+/// response function (l4s-and-modern-cc.md §4.13) and of PG1's and PG3's
+/// expected numbers, which the step marker does not meet.
+fn ramp_marking(cfg: Config) -> Config {
+    with_qdisc(
+        cfg,
+        "red",
+        &[
+            ("min_th", Float(8.0)),
+            ("max_th", Float(48.0)),
+            ("max_p", Float(0.1)),
+            ("gentle", Bool(true)),
+            ("harddrop", Bool(false)),
+            ("ecn", Bool(true)),
+        ],
+    )
+}
+
+// PG1's marked fraction where its law's premise holds: the same flow through
+// the spread (probabilistic) marker; the same 0.5-2 % band. It misses too:
+// the law also assumes a cut every 25 ms, and Linux's CWR state, which a
+// refused cut (the 25 ms rule) still enters, ignores further echoes for a
+// round, so cuts come further apart and more marks are needed for the same
+// rate (tcp_input.c tcp_try_to_open / tcp_enter_cwr; tcp_prague.c
+// prague_enter_cwr).
+#[test]
+#[ignore = "measured 2.45 % CE-marked through the spread marker, expected 0.5-2 % (PG1: about 1 %)"]
+fn pg1_about_one_percent_marked_when_marks_are_spread() {
+    let out = run(&ramp_marking(dumbbell(100, 20, 2.0, 30, vec![cc_flow("prague", 20)])));
+    let ce = out.queue.marks as f64 / out.queue.arrivals as f64;
+    let u = utilisation(&out, 100, 5.0, 30.0);
+    println!("prague PG1, spread marking: CE fraction {:.3} %, utilisation {u:.4}", ce * 100.0);
+    assert!((0.005..=0.02).contains(&ce), "CE fraction {ce}");
+    assert!(u >= 0.95, "utilisation {u}");
+}
+
 // PG2: base RTTs 5 ms and 20 ms in the same queue: Prague's rate scaling
 // below 25 ms makes their rates nearly equal (ratio 0.8–1.25), where
 // DCTCP, whose windows are equal at equal marking, splits about 4 : 1
@@ -119,7 +158,7 @@ fn pg2_without_rtt_scaling_is_rtt_dependent() {
 // with synchronised cuts the rates settle in the ratio of their growth
 // rates, 1/(25 ms)² : 1/(100 ms)² = 16, near what is measured.
 #[test]
-#[ignore = "measured 17.5 (20 ms / 100 ms) through the step marker, expected 3-5.3 (PG3: about 4)"]
+#[ignore = "measured 18.2 (20 ms / 100 ms) through the step marker, expected 3-5.3 (PG3: about 4)"]
 fn pg3_above_the_target_rtt_rate_scales_as_25ms_over_rtt() {
     let flows: Vec<FlowConfig> = [20, 100].into_iter().map(|rtt| cc_flow("prague", rtt)).collect();
     let out = run(&step_marking(dumbbell(100, 20, 2.0, 90, flows), K_1MS));
@@ -129,11 +168,31 @@ fn pg3_above_the_target_rtt_rate_scales_as_25ms_over_rtt() {
     assert!((3.0..=5.3).contains(&ratio), "ratio {ratio}");
 }
 
+// PG3 where its law applies: the same two flows through the spread marker,
+// where each sees the same marked fraction without synchronised cuts; the
+// same 3-5.3 band.
+#[test]
+fn pg3_rate_scales_as_25ms_over_rtt_when_marks_are_spread() {
+    let flows: Vec<FlowConfig> = [20, 100].into_iter().map(|rtt| cc_flow("prague", rtt)).collect();
+    let out = run(&ramp_marking(dumbbell(100, 20, 2.0, 90, flows)));
+    let b = bytes_between(&out, 20.0, 90.0);
+    let ratio = b[0] as f64 / b[1] as f64;
+    println!("PG3, spread marking: rate ratio 20 ms / 100 ms {ratio:.3}");
+    assert!((3.0..=5.3).contains(&ratio), "ratio {ratio}");
+}
+
 /// Prague and Reno, both at `rtt_ms`, through a DropTail FIFO of one BDP
 /// without ECN marking (100 Mbit/s, 90 s): Prague's share of the bytes over
 /// 30–90 s, divided by Reno's.
 fn against_reno_on_droptail(rtt_ms: u64) -> f64 {
-    let out = run(&dumbbell(100, rtt_ms, 1.0, 90, vec![cc_flow("prague", rtt_ms), flow("reno", rtt_ms)]));
+    against_reno(rtt_ms, false)
+}
+
+/// As [`against_reno_on_droptail`], with the Reno flow `paced` or not.
+fn against_reno(rtt_ms: u64, paced: bool) -> f64 {
+    let mut reno = flow("reno", rtt_ms);
+    reno.pacing = paced;
+    let out = run(&dumbbell(100, rtt_ms, 1.0, 90, vec![cc_flow("prague", rtt_ms), reno]));
     let b = bytes_between(&out, 30.0, 90.0);
     b[0] as f64 / b[1] as f64
 }
@@ -143,10 +202,20 @@ fn against_reno_on_droptail(rtt_ms: u64) -> f64 {
 // Prague is paced and steps its window down one packet per ACK in recovery
 // where Reno (unpaced) runs PRR, which may favour it.
 #[test]
-#[ignore = "measured 1.407 (prague / reno at 50 ms), expected 0.7-1.4 (PG4: about 1)"]
+#[ignore = "measured 1.936 (prague / reno at 50 ms), expected 0.7-1.4 (PG4: about 1)"]
 fn pg4_reno_friendly_on_loss_above_25ms() {
     let ratio = against_reno_on_droptail(50);
     println!("PG4: prague / reno at 50 ms on DropTail {ratio:.3}");
+    assert!((0.7..=1.4).contains(&ratio), "ratio {ratio}");
+}
+
+// PG4's premise, equal exposure to the drops, against a Reno flow paced as
+// Prague is (Linux paces Prague always, Reno only under fq): the same
+// 0.7-1.4 band. Prague's answer to loss is Reno's (halve, +1 per round).
+#[test]
+fn pg4_reno_friendly_on_loss_against_paced_reno() {
+    let ratio = against_reno(50, true);
+    println!("PG4: prague / paced reno at 50 ms on DropTail {ratio:.3}");
     assert!((0.7..=1.4).contains(&ratio), "ratio {ratio}");
 }
 
