@@ -31,7 +31,8 @@
 //!     check; a change of direction → v = 1
 //! mode (every ACK): over the last min(10 s, 4·srtt), is the queue nearly
 //!     empty at least once (min RTT ≤ rtt_min + 0.1·(max RTT − rtt_min))?
-//!     yes → DEFAULT: δ = delta (0.5)
+//!     yes → DEFAULT: δ = delta (0.5), unless COMPETITIVE halved 1/δ on a
+//!           loss within the last srtt (then δ is kept until that srtt is over)
 //!     no  → COMPETITIVE (a buffer-filler shares the queue): AIMD on 1/δ,
 //!           1/δ += 1 per srtt, 1/δ /= 2 on loss (once per srtt), δ ≤ delta
 //! ```
@@ -62,7 +63,18 @@
 //!   empty within about 5 RTTs" was not re-read: unconfirmed), and δ bounded
 //!   by the default δ (`delta = min(delta, default_delta)` in genericCC; the
 //!   paper's bound was marked unconfirmed in the reference, the code was read
-//!   here). Returning to DEFAULT resets δ to the default at once.
+//!   here). Returning to DEFAULT resets δ to the default, but not within
+//!   one RTT of a loss that halved 1/δ: genericCC's default-mode branch
+//!   resets only when `prev_delta_update_time_loss + cur_rtt < cur_time`
+//!   (cur_rtt is the ACK's RTT sample there; the srtt here, as for the other
+//!   once-per-RTT rules): when a buffer-filler's loss episode also drops
+//!   Copa packets and then drains the queue, Copa keeps its halved 1/δ for
+//!   that RTT instead of falling back to δ = 0.5 at once.
+//!   The loss rule's once per RTT is the same guard on the loss path
+//!   (`update_delta(true)`); genericCC calls it without an RTT (the
+//!   parameter defaults to 0), which as written halves 1/δ on every ACK
+//!   that reveals a loss. This file keeps the guard's once per srtt, as the
+//!   reference's pseudo-code does (§5.5).
 //! * **Loss**: in default mode losses do not change the window (genericCC's
 //!   `onDupACK`/`onTimeout` are empty; mvfst ignores all but persistent
 //!   congestion). A retransmission timeout sets the window to the minimum,
@@ -370,12 +382,16 @@ impl Copa {
         lo.saturating_sub(rtt_min_us) as f64 <= NEARLY_EMPTY_FRACTION * hi.saturating_sub(rtt_min_us) as f64
     }
 
-    /// genericCC `update_delta` without a loss: DEFAULT resets δ; in
-    /// COMPETITIVE, 1/δ grows by 1 once per srtt; δ never exceeds the default.
+    /// genericCC `update_delta` without a loss: DEFAULT resets δ, but not
+    /// within an srtt of the last loss that halved 1/δ in COMPETITIVE
+    /// (`prev_delta_update_time_loss + cur_rtt < cur_time` guards the reset);
+    /// in COMPETITIVE, 1/δ grows by 1 once per srtt; δ never exceeds the default.
     fn update_mode(&mut self, now_us: u64, srtt_us: u64, nearly_empty: bool) {
         if nearly_empty {
             self.mode = Mode::Default;
-            self.delta = self.cfg.delta;
+            if self.last_loss_us.is_none_or(|t| now_us.saturating_sub(t) > srtt_us) {
+                self.delta = self.cfg.delta;
+            }
             return;
         }
         if self.mode == Mode::Default {
@@ -389,7 +405,9 @@ impl Copa {
     }
 
     /// genericCC `update_delta(pkt_lost = true)`: in competitive mode a loss
-    /// halves 1/δ, at most once per srtt; default mode ignores losses.
+    /// halves 1/δ, at most once per srtt (the guard
+    /// `prev_delta_update_time_loss + cur_rtt < cur_time`; see the module
+    /// doc); default mode ignores losses.
     fn on_loss(&mut self, now_us: u64, srtt_us: u64) {
         if self.mode != Mode::Competitive {
             return;
@@ -792,6 +810,52 @@ mod tests {
         // Default mode ignores losses.
         c.on_loss(t + 10 * srtt, srtt);
         assert_eq!(c.delta, 0.5);
+    }
+
+    // genericCC `update_delta`: back in DEFAULT, δ returns to the default
+    // only once an RTT has passed since COMPETITIVE last halved 1/δ on a
+    // loss (`prev_delta_update_time_loss + cur_rtt < cur_time`); without
+    // such a loss the return resets δ at once. COMPETITIVE resumes its AIMD
+    // from the δ kept.
+    #[test]
+    fn default_mode_keeps_delta_within_an_rtt_of_a_competitive_loss() {
+        let (mut c, _) = copa(CopaConfig::default());
+        let srtt = 100_000;
+        let mut t = 5_000_000;
+        c.update_mode(t, srtt, false);
+        for _ in 0..20 {
+            t += srtt;
+            c.update_mode(t, srtt, false);
+        }
+        assert_close!(1.0 / c.delta, 22.0, 1e-9);
+        c.on_loss(t, srtt);
+        assert_close!(1.0 / c.delta, 11.0, 1e-9);
+        // The queue reads nearly empty within the srtt after the loss.
+        c.update_mode(t + srtt / 2, srtt, true);
+        assert_eq!(c.mode, Mode::Default);
+        assert_close!(1.0 / c.delta, 11.0, 1e-9);
+        c.update_mode(t + srtt, srtt, true);
+        assert_close!(1.0 / c.delta, 11.0, 1e-9);
+        // Competitive again: the AIMD goes on from 1/δ = 11.
+        c.update_mode(t + srtt + 1, srtt, false);
+        assert_eq!(c.mode, Mode::Competitive);
+        c.update_mode(t + 2 * srtt + 1, srtt, false);
+        assert_close!(1.0 / c.delta, 12.0, 1e-9);
+        // Nearly empty more than an srtt after the loss: δ = the default.
+        c.update_mode(t + 2 * srtt + 2, srtt, true);
+        assert_eq!((c.mode, c.delta), (Mode::Default, 0.5));
+
+        // Without a loss in the last srtt the return resets δ at once.
+        let (mut c, _) = copa(CopaConfig::default());
+        let mut t = 5_000_000;
+        c.update_mode(t, srtt, false);
+        for _ in 0..5 {
+            t += srtt;
+            c.update_mode(t, srtt, false);
+        }
+        assert_close!(1.0 / c.delta, 7.0, 1e-9);
+        c.update_mode(t + 1, srtt, true);
+        assert_eq!((c.mode, c.delta), (Mode::Default, 0.5));
     }
 
     // CV6: RTT_min 50 ms, max in the window 90 ms → threshold

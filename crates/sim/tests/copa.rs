@@ -215,14 +215,22 @@ fn cp4_switches_to_competitive_mode_against_cubic() {
 
 /// CP4, the share: against CUBIC, Copa's share of the bytes over 20–80 s
 /// must lie in the reference's acceptance band [0.2, 0.6] ("not starved";
-/// the paper's own measured share was not re-read). Measured: 0.177. What
-/// keeps it low: the queue never drains while CUBIC runs, so RTT_min (a
-/// 10 s minimum) rises to the queue's trough; right after each CUBIC
+/// the paper's own measured share was not re-read). Measured: 0.228 (0.177
+/// before Copa kept genericCC's rule that a return to default mode within an
+/// RTT of a competitive-mode loss leaves δ as it is). The pass is not
+/// robust: with CUBIC joining 0.25–1.75 s later the share is 0.168–0.182,
+/// and over the eight starts 0–1.75 s later (0.25 s apart) its mean is
+/// 0.179 (0.174 before the change); the 0.228 comes from one course of the
+/// loss episodes at 47 s and 69 s. What keeps it low: the queue never drains while CUBIC
+/// runs, and CUBIC's loss epochs here (11–16 s) outlast RTT_min's 10 s
+/// window, so RTT_min rises to the queue's trough; right after each CUBIC
 /// backoff the RTT touches that trough, the mode check reads "nearly
-/// empty", δ returns to 0.5 and Copa's window collapses, after which 1/δ
-/// climbs back by one per RTT (genericCC's rules, followed as written).
+/// empty", δ returns to 0.5 and Copa's window collapses (velocity doubling
+/// on the way down), after which 1/δ climbs back by one per RTT (genericCC's
+/// rules). The share depends on the path: 0.60 at 100 Mbit/s and 20 ms,
+/// 0.31 at 50 Mbit/s and 50 ms, 0.075 at 100 Mbit/s and 100 ms (2 BDP each).
 #[test]
-#[ignore = "Copa's share against CUBIC is 0.177 over 20-80 s, below the reference band [0.2, 0.6]"]
+#[ignore = "Copa's share against CUBIC is 0.228 over 20-80 s here but 0.168-0.182 with CUBIC joining 0.25-1.75 s later: the band [0.2, 0.6] is met by one trajectory only, see the doc comment"]
 fn cp4_share_against_cubic_in_reference_band() {
     let share = copa_share(&copa_vs_cubic(true));
     println!("CP4: Copa share {share:.3}");
