@@ -49,8 +49,14 @@
 //! RTT as the delay sample, as LEDBAT++ does (reference §7.4; XNU's LEDBAT++
 //! uses its RTT estimates too). On the simulator's paths the reverse
 //! direction carries only ACKs and does not queue, so q is the forward
-//! queueing delay, plus at most the receiver's delayed-ACK hold for samples
-//! that the CURRENT_FILTER minimum removes.
+//! queueing delay as long as one of the last CURRENT_FILTER samples comes
+//! from an ACK sent at once (the receiver's every-second-segment ACK). An
+//! ACK sent by the receiver's delayed-ACK timer adds its hold (Linux `ato`,
+//! at least 40 ms) to its sample, and at a window of MIN_CWND the ACK clock
+//! keeps the two packets apart, so every sample carries it: a flow held at
+//! 2 packets reads q about 40 ms above the real queue (LB7 in
+//! crates/sim/tests/ledbat.rs). RFC 6817's one-way delay, taken when the data packet
+//! arrives, has no such term.
 //!
 //! **Choices where the sources are silent or unconfirmed** (reference §8 item 7):
 //!
