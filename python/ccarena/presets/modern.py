@@ -417,12 +417,13 @@ F_SERIES = [
         ),
         reported="no numbers in the abstract",
         cause=(
-            "at 4 BDP CUBIC never lets the queue drain (its low point in the second half was 364 packets, 87 ms), "
-            "so Copa's RTT_min, a minimum over 10 s, climbs with the standing queue (138 ms on average against the "
-            "40 ms path): Copa then measures a queue of 29 ms where 127 ms stand, its test finds the queue "
-            "'nearly empty' and returns to default mode 18 % of the time (5 % at 2 BDP), each time resetting "
-            "delta to 0.5, and its mean 1/delta was 27 against 53-55 at 1-2 BDP; its window averaged 158 packets "
-            "against CUBIC's 543"
+            "at 4 BDP CUBIC never lets the queue drain (its low point over 30-60 s was 357 packets, 86 ms, in the "
+            "first repeat), so Copa's RTT_min, a minimum over 10 s, climbs with the standing queue (135 ms on average "
+            "against the 40 ms path): Copa then measures a queue of 24 ms where 119 ms stand, its test finds the "
+            "queue 'nearly empty' and returns to default mode 41 % of the time (7 % at 2 BDP), resetting delta to "
+            "0.5 once an RTT has passed since its last competitive-mode loss, and its mean 1/delta was 19 against "
+            "50-60 at 1-2 BDP; its window averaged 143 packets against CUBIC's 524 (figures over 30-60 s of the "
+            "first repeat, from the flows' Copa columns)"
         ),
         figure=f1_figure,
         measure=f1_measure,
@@ -475,9 +476,14 @@ F_SERIES = [
         ),
         reported="target 15 ms, k = 2; no rate numbers",
         cause=(
-            "the Classic flow's RTT includes its queue and the L4S flow's does not: at 20 ms base RTT CUBIC's "
-            "smoothed RTT was 34 ms against Prague's 20 ms, so Prague's window, 1.28 times CUBIC's (116 and 91 "
-            "packets), gave 2.13 times its rate; at 5, 10 and 40 ms the ratio was 1.15, 1.58 and 1.68"
+            "Prague's cuts come further apart than its rate law assumes: as in Linux, an echo that Prague's 25 ms "
+            "rule refuses to act on still puts the connection in CWR, which ignores further echoes for a round. "
+            "At 20 ms (one Prague and one CUBIC flow, 60 s, the run of tests/test_l4s.py) Prague entered CWR 1,789 "
+            "times, every 34 ms, and a third of those entries brought no cut, so its cuts came 49 ms apart. The balance r = 2(1 - p) I / (T^2 alpha), with I the measured "
+            "interval between cuts and T = 25 ms, gives about 68 and 32 Mbit/s (2.1); with a cut every 25 ms it "
+            "would give 52 and 48 (1.09), the Classic flow's 34 ms smoothed RTT (its queue included) already "
+            "counted. The effect is largest just below 25 ms, where a refused cut costs a whole round: 1.15, 1.62, "
+            "2.29 and 1.66 at 5, 10, 20 and 40 ms"
         ),
         figure=f3_figure,
         measure=f3_measure,
