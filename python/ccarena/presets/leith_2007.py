@@ -14,7 +14,6 @@ settled on both sides' campaigns (:mod:`.disputes`).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
