@@ -135,11 +135,24 @@ def test_a_flow_limited_at_its_second_link_leaves_its_first_queue_empty_and_byte
     assert late.loc[late["link"] == "core", "backlog_pkts"].mean() > 10
 
 
-def test_the_emulator_refuses_a_network_in_one_line() -> None:
+def test_the_emulator_takes_a_parking_lot_and_refuses_a_branching_path_in_one_line() -> None:
     from ccarena.backends.emu.checks import check_spec
 
-    with pytest.raises(SpecError, match="topology.kind: the emu backend runs the dumbbell only"):
-        check_spec(ccarena.load_spec(lot(2)))
+    check_spec(ccarena.load_spec(lot(2)))
+    branching = lot(2)
+    branching["topology"] = {"kind": "links", "links": [
+        {"name": n, "rate": "10Mbps", "delay": "10ms", "buffer": "1bdp"} for n in ("a", "b", "c")]}
+    branching["flows"] = [{"cc": "reno", "path": ["a", "b"]}, {"cc": "reno", "path": ["a", "c"]}]
+    with pytest.raises(SpecError, match=r"flows\[1\]\.path\[1\]: c after a here, but flows\[0\]\.path has b after a"):
+        check_spec(ccarena.load_spec(branching))
+
+
+def test_a_network_with_hosts_names_their_access_links_in_each_flows_bytes() -> None:
+    exp = lot(2, secs=2)
+    exp["tcp"] = {"host": {"nic": "1Gbps"}}
+    flows = ccarena.run(exp).summary["flows"]
+    assert list(flows[0]["link_bytes"]) == ["access0", "hop1", "hop2"]
+    assert list(flows[2]["link_bytes"]) == ["access2", "hop2"]
 
 
 def _floyd_band(n: int, rtt_ratio: float) -> tuple[float, float]:

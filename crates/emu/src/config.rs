@@ -49,6 +49,27 @@
 //! model_shaper rate_bps=10000000 burst_bytes=15000
 //! model_batch every_ns=20000000 phase_ns=0          # or count=16 timeout_ns=10000000
 //! ```
+//!
+//! A network of more than the two links (a parking lot, links in a line)
+//! numbers its links as the engine does: 0 is the forward link above (the
+//! one measured), 1 the reverse one, and links 2 and on take the forward
+//! link's keys with `link<k>_` before them; every flow has a route:
+//!
+//! ```text
+//! links 4                    # links 0..=3
+//! delay_ns 10000000          # every link's own delay: the time from it to the next link of a route
+//! rev_delay_ns 10000000
+//! link2_rate_bps 50000000    # link 2: rate, limit, delay, loss, discipline, models
+//! link2_limit_pkts 100
+//! link2_delay_ns 10000000
+//! link2_loss 0.0
+//! link2_qdisc codel
+//! link3_rate_bps 50000000
+//! link3_limit_pkts 100
+//! link3_delay_ns 10000000
+//! link3_loss 0.0
+//! routes 2,0/1,3/0 0/1/0    # per flow: its data's links, its ACKs' links, the link its rate is measured at
+//! ```
 
 use crate::engine::{EngineConfig, LinkSpec};
 use sim::linkmodel::{
@@ -56,6 +77,7 @@ use sim::linkmodel::{
 };
 use sim::qdisc::{ParamValue, QdiscConfig};
 use sim::QueueLimit;
+use sim::Route;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -303,6 +325,61 @@ fn link_model(m: &HashMap<String, Vec<String>>, prefix: &str, dir: &Path) -> Res
     Ok(model)
 }
 
+/// Link `k` of a network (k ≥ 2): its keys start with `link<k>_`.
+fn net_link(m: &HashMap<String, Vec<String>>, k: usize, dir: &Path) -> Result<LinkSpec, String> {
+    let prefix = format!("link{k}_");
+    let key = |s: &str| format!("{prefix}{s}");
+    let link = LinkSpec {
+        rate_bps: num(m, &key("rate_bps"))?,
+        limit: limit(m, &prefix)?,
+        qdisc: qdisc(m, &key("qdisc"))?,
+        model: link_model(m, &prefix, dir)?,
+        delay_ns: num(m, &key("delay_ns"))?,
+        loss: num(m, &key("loss"))?,
+    };
+    if link.rate_bps == 0 {
+        return Err(format!("{prefix}rate_bps: must be positive"));
+    }
+    if !(0.0..1.0).contains(&link.loss) {
+        return Err(format!("{prefix}loss: must be in [0, 1)"));
+    }
+    Ok(link)
+}
+
+/// The `routes` line: one `data/ack/measure` word per flow, links by number, comma-separated.
+fn routes(m: &HashMap<String, Vec<String>>, n_links: usize, n_flows: usize) -> Result<Vec<Route>, String> {
+    let Some(words) = m.get("routes") else {
+        return Err("routes: missing (a network needs every flow's route)".into());
+    };
+    if words.len() != n_flows {
+        return Err(format!("routes: expected one route per flow ({n_flows}), got {}", words.len()));
+    }
+    let list = |w: &str, part: &str| -> Result<Vec<u32>, String> {
+        let links = part
+            .split(',')
+            .map(|x| match x.parse::<u32>() {
+                Ok(l) if (l as usize) < n_links => Ok(l),
+                _ => Err(format!("routes: {w}: expected links 0..{} separated by commas, got {x:?}", n_links - 1)),
+            })
+            .collect::<Result<Vec<u32>, String>>()?;
+        Ok(links)
+    };
+    words
+        .iter()
+        .map(|w| {
+            let parts: Vec<&str> = w.split('/').collect();
+            let [data, ack, measure] = parts[..] else {
+                return Err(format!("routes: expected data/ack/measure, got {w}"));
+            };
+            let route = Route { data: list(w, data)?, ack: list(w, ack)?, measure: list(w, measure)?[0] };
+            if !route.data.contains(&route.measure) {
+                return Err(format!("routes: {w}: the measured link {} is not on the data route", route.measure));
+            }
+            Ok(route)
+        })
+        .collect()
+}
+
 impl Config {
     /// A configuration whose trace files are relative to the working folder.
     pub fn parse(text: &str) -> Result<Config, String> {
@@ -366,7 +443,25 @@ impl Config {
             "model_shaper",
             "model_batch",
         ];
-        let known = |k: &str| KNOWN.contains(&k) || MODEL.contains(&k.strip_prefix("rev_").unwrap_or(k));
+        const NET: &[&str] = &["links", "routes"];
+        const LINK: &[&str] = &["rate_bps", "limit_pkts", "limit_bytes", "qdisc", "loss"];
+        let n_links: usize = if m.contains_key("links") { num(&m, "links")? } else { 2 };
+        if !(2..=1 << 16).contains(&n_links) {
+            return Err(format!("links: expected 2 to 65536 links, got {n_links}"));
+        }
+        // A network's link k ≥ 2 (`link<k>_...`): the key without its prefix.
+        let net_key = |k: &str| -> Option<String> {
+            let rest = k.strip_prefix("link")?;
+            let (num, key) = rest.split_once('_')?;
+            let i: usize = num.parse().ok()?;
+            (2..n_links).contains(&i).then(|| key.to_string())
+        };
+        let known = |k: &str| {
+            KNOWN.contains(&k)
+                || NET.contains(&k)
+                || MODEL.contains(&k.strip_prefix("rev_").unwrap_or(k))
+                || net_key(k).is_some_and(|s| LINK.contains(&s.as_str()) || MODEL.contains(&s.as_str()))
+        };
         if let Some(k) = m.keys().find(|k| !known(k)) {
             return Err(format!("{k}: unknown key"));
         }
@@ -386,6 +481,7 @@ impl Config {
                 qdisc: qdisc(&m, "qdisc")?,
                 model: link_model(&m, "", dir)?,
                 delay_ns: if m.contains_key("delay_ns") { num(&m, "delay_ns")? } else { 0 },
+                loss: 0.0,
             },
             rev: LinkSpec {
                 rate_bps: num(&m, "rev_rate_bps")?,
@@ -393,6 +489,7 @@ impl Config {
                 qdisc: qdisc(&m, "rev_qdisc")?,
                 model: link_model(&m, "rev_", dir)?,
                 delay_ns: if m.contains_key("rev_delay_ns") { num(&m, "rev_delay_ns")? } else { 0 },
+                loss: 0.0,
             },
             loss: num(&m, "loss")?,
             seed: num(&m, "seed")?,
@@ -413,7 +510,13 @@ impl Config {
                 Some("pause") => true,
                 Some(v) => return Err(format!("stalls: expected pause or catch-up, got {v}")),
             },
+            links: (2..n_links).map(|k| net_link(&m, k, dir)).collect::<Result<_, _>>()?,
+            routes: Vec::new(),
         };
+        let mut engine = engine;
+        if m.contains_key("routes") || n_links > 2 {
+            engine.routes = routes(&m, n_links, engine.flow_delay_ns.len())?;
+        }
         let e = &engine;
         if e.fwd.rate_bps == 0 || e.rev.rate_bps == 0 {
             return Err("link rates must be positive".into());
@@ -424,9 +527,18 @@ impl Config {
         if !(0.0..1.0).contains(&e.loss) {
             return Err("loss: must be in [0, 1)".into());
         }
-        for (prefix, link) in [("", &e.fwd), ("rev_", &e.rev)] {
-            if e.flow_delay_ns.iter().any(|&d| d < link.delay_ns) {
-                return Err(format!("{prefix}delay_ns: longer than a flow's one-way delay"));
+        if e.routes.is_empty() {
+            for (prefix, link) in [("", &e.fwd), ("rev_", &e.rev)] {
+                if e.flow_delay_ns.iter().any(|&d| d < link.delay_ns) {
+                    return Err(format!("{prefix}delay_ns: longer than a flow's one-way delay"));
+                }
+            }
+        }
+        for (i, (r, &d)) in e.routes.iter().zip(&e.flow_delay_ns).enumerate() {
+            for links in [&r.data, &r.ack] {
+                if links.iter().map(|&l| e.link(l as usize).delay_ns).sum::<u64>() > d {
+                    return Err(format!("routes: flow {i}'s links take longer than its one-way delay ({d} ns)"));
+                }
             }
         }
         if e.port_base as usize + e.flow_delay_ns.len() > 65536 {
@@ -572,5 +684,39 @@ mod tests {
         assert!(bad("model_trace_file /nonexistent/x.trace").starts_with("model_trace_file: /nonexistent/x.trace: "));
         assert_eq!(bad("rev_model_colour 1"), "rev_model_colour: unknown key");
         assert_eq!(bad("delay_ns 30000000"), "delay_ns: longer than a flow's one-way delay");
+    }
+
+    /// A network: links 2 and on with their prefix, every link's delay, every flow's route.
+    #[test]
+    fn parses_a_network() {
+        let net = "links 4\ndelay_ns 5000000\nrev_delay_ns 5000000\n\
+            link2_rate_bps 50000000\nlink2_limit_bytes 150000\nlink2_delay_ns 4000000\nlink2_loss 0.01\n\
+            link2_qdisc codel\nlink3_rate_bps 50000000\nlink3_limit_pkts 100\nlink3_delay_ns 4000000\n\
+            link3_loss 0.0\nroutes 2,0/1,3/0 0/1/0\n";
+        let c = Config::parse(&format!("{GOOD}{net}")).unwrap();
+        let e = &c.engine;
+        assert_eq!(e.links.len(), 2);
+        assert_eq!(
+            (e.links[0].rate_bps, e.links[0].limit, e.links[0].delay_ns),
+            (50_000_000, QueueLimit::Bytes(150_000), 4_000_000)
+        );
+        assert_eq!(e.links[0].loss, 0.01);
+        assert!(matches!(e.links[0].qdisc, QdiscConfig::Codel(_)));
+        assert_eq!(e.links[1].limit, QueueLimit::Packets(100));
+        assert_eq!(e.routes[0], Route { data: vec![2, 0], ack: vec![1, 3], measure: 0 });
+        assert_eq!(e.routes[1], Route { data: vec![0], ack: vec![1], measure: 0 });
+        // Each mistake is refused with its key.
+        for (bad, key) in [
+            (net.replace("link3_loss 0.0\n", ""), "link3_loss: missing"),
+            (net.replace("routes 2,0/1,3/0 0/1/0", "routes 2,0/1,3/0"), "routes: expected one route per flow"),
+            (net.replace("2,0/1,3/0 ", "2,4/1,3/0 "), "routes: 2,4/1,3/0: expected links 0..3"),
+            (net.replace("2,0/1,3/0 ", "2,0/1,3/3 "), "routes: 2,0/1,3/3: the measured link 3"),
+            (net.replace("2,0/1,3/0 ", "2,0/1,3 "), "routes: expected data/ack/measure"),
+            (format!("{net}link4_rate_bps 1\n"), "link4_rate_bps: unknown key"),
+            (net.replace("link2_delay_ns 4000000", "link2_delay_ns 20000000"), "routes: flow 0's links take longer"),
+        ] {
+            let err = Config::parse(&format!("{GOOD}{bad}")).unwrap_err();
+            assert!(err.starts_with(key), "{err}");
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! The emulator's core: a dumbbell bottleneck in real time, independent of
-//! devices and clocks so that it can be tested with made-up times.
+//! The emulator's core: a dumbbell bottleneck, or links in a line, in real
+//! time, independent of devices and clocks so that it can be tested with
+//! made-up times.
 //!
 //! ```text
 //!  sender TUN ──► [forward port: qdisc → rate C] ──(rtt_i/2)──► receiver TUN
@@ -32,6 +33,20 @@
 //! from time 0). With [`EngineConfig::pause_stalls`] a pause moves the
 //! models' time 0 with the rest of the path.
 //!
+//! A network of several links (a parking lot, or links in a line) runs
+//! through the same ports: every flow has a route ([`sim::Route`]), the
+//! links its data cross in order and those its ACKs cross, and a packet
+//! leaving a link waits on the flow's line after it (that link's delay)
+//! before it reaches the next link of its route, as in the simulator:
+//!
+//! ```text
+//!  sender TUN ──► [link a] ──(delay a)──► [link b] ──(rest of rtt_i/2)──► receiver TUN
+//! ```
+//!
+//! The line after a route's last link takes the rest of the flow's one-way
+//! delay. Link 0 is the one measured (the queue trace's and the summary's
+//! `queue`); link 1 is its reverse twin.
+//!
 //! Flows are told apart by the receiver's TCP port: flow i listens on
 //! `port_base + i`, so data carry it as destination and ACKs as source.
 //! Anything else (ICMP, UDP probes) is "other" traffic with its own delay.
@@ -55,7 +70,7 @@ use sim::qdisc::{PacketView, QdiscConfig};
 use sim::rng::Rng;
 use sim::service::{self, PortOwner};
 use sim::traffic::{Loss, LossModel};
-use sim::{Column, Conservation};
+use sim::{Column, Conservation, Route};
 use std::collections::VecDeque;
 
 /// The simulator's random stream number for bottleneck loss, so that the
@@ -68,10 +83,16 @@ pub const STREAM_REVERSE_LOSS: u64 = 2;
 pub const STREAM_BOTTLENECK_QDISC: u64 = 3;
 pub const STREAM_REVERSE_QDISC: u64 = 4;
 /// The simulator's streams for jitter: line i draws from stream
-/// `STREAM_JITTER_BASE + i`; flow f's lines after the forward and reverse
-/// links are the simulator's lines 4f + 1 and 4f + 3 (crates/sim/src/sim.rs,
-/// `init_slot`).
+/// `STREAM_JITTER_BASE + i`. The simulator gives each flow a line before
+/// the first link of each of its routes and one after every link (in the
+/// dumbbell, flow f's lines after the forward and reverse links are its
+/// lines 4f + 1 and 4f + 3; crates/sim/src/sim.rs, `init_slot`); the
+/// emulator's line after a link draws from the simulator's line there.
 pub const STREAM_JITTER_BASE: u64 = 1 << 34;
+/// The simulator's streams for the links beyond the first two: link i's
+/// loss draws from `STREAM_LINK_BASE + 2(i − 2)`, its discipline from the
+/// stream after.
+pub const STREAM_LINK_BASE: u64 = 3_000;
 
 /// A finish time for a link that never serves again (a schedule ending in
 /// an outage, a trace played once): far enough to be never, low enough
@@ -93,6 +114,11 @@ pub const QUEUE_COLUMNS: [&str; 8] = [
     "reverse_backlog_pkts",
     "flow_slots",
 ];
+
+/// The per-link trace's columns, as the simulator names them (networks
+/// only): one row per link per interval, with the backlog at the end of the
+/// interval and the drops, CE marks and bytes sent in it.
+pub const LINK_COLUMNS: [&str; 7] = ["t_ns", "link", "backlog_bytes", "backlog_pkts", "drops", "marks", "tx_bytes"];
 
 /// Most packets coalesced into one write (Linux's GRO stops at 64 segments).
 const MAX_COALESCE: usize = 64;
@@ -193,14 +219,19 @@ pub struct LinkSpec {
     /// The link's models; the default is an ideal link.
     pub model: LinkModel,
     /// The link's own propagation delay, ns (part of each flow's one-way
-    /// delay): what the model's delay steps replace.
+    /// delay): what the model's delay steps replace, and in a network the
+    /// delay between this link and the next of a route.
     pub delay_ns: u64,
+    /// Bernoulli loss probability of data segments arriving at the link,
+    /// for links beyond the first two (the forward link's is
+    /// [`EngineConfig::loss`]; the reverse link is lossless).
+    pub loss: f64,
 }
 
 impl LinkSpec {
     /// An ideal link.
     pub fn new(rate_bps: u64, limit: QueueLimit, qdisc: QdiscConfig) -> LinkSpec {
-        LinkSpec { rate_bps, limit, qdisc, model: LinkModel::default(), delay_ns: 0 }
+        LinkSpec { rate_bps, limit, qdisc, model: LinkModel::default(), delay_ns: 0, loss: 0.0 }
     }
 }
 
@@ -231,6 +262,42 @@ pub struct EngineConfig {
     /// What a stall does (see [`Stalls`]): pause the path (true), or
     /// deliver what fell due at once and keep the schedule (false).
     pub pause_stalls: bool,
+    /// Links 2, 3, … of a network, beyond `fwd` (link 0) and `rev` (link 1).
+    pub links: Vec<LinkSpec>,
+    /// Each flow's route over links 0, 1, 2, … (data from the senders' side
+    /// to the receivers', ACKs back); empty: the dumbbell, data on link 0
+    /// and ACKs on link 1. Other traffic takes the dumbbell's route.
+    pub routes: Vec<Route>,
+}
+
+impl EngineConfig {
+    /// Link `i` (0 forward, 1 reverse, then [`EngineConfig::links`]).
+    pub fn link(&self, i: usize) -> &LinkSpec {
+        match i {
+            FWD => &self.fwd,
+            REV => &self.rev,
+            _ => &self.links[i - 2],
+        }
+    }
+
+    /// The number of links.
+    pub fn n_links(&self) -> usize {
+        2 + self.links.len()
+    }
+
+    /// Whether this is a network beyond the dumbbell.
+    pub fn is_network(&self) -> bool {
+        !self.routes.is_empty() || !self.links.is_empty()
+    }
+
+    /// The route of flow `f` (the dumbbell's for other traffic).
+    fn route(&self, f: usize) -> Route {
+        self.routes.get(f).cloned().unwrap_or(Route {
+            data: vec![FWD as u32],
+            ack: vec![REV as u32],
+            measure: FWD as u32,
+        })
+    }
 }
 
 /// A packet read from a device, with what the engine knows of it.
@@ -242,6 +309,10 @@ pub struct Slot {
     enqueued_at: Time,
     /// Time taken off the packet's delay on its line (see [`Answer`]).
     credit: Time,
+    /// Read from the receivers' side (an ACK's direction).
+    from_rcv: bool,
+    /// Links of its route the packet has left.
+    hop: u32,
 }
 
 /// The packet slots; the queue disciplines see them through
@@ -308,6 +379,8 @@ struct FlowAcc {
     rtt: Histogram,
     /// How late the last write to the receiver was (see [`Answer`]).
     late_by: Time,
+    /// Wire bytes of its data that left each link of its data route.
+    link_bytes: Vec<u64>,
 }
 
 /// Statistics of a finished measurement.
@@ -317,6 +390,25 @@ pub struct FlowReport {
     pub payload_bytes: u64,
     pub payload_total: u64,
     pub rtt: Histogram,
+    /// (link, wire bytes of data that left it) for each link of the data route.
+    pub link_bytes: Vec<(u32, u64)>,
+}
+
+/// One link's packets since the engine was made: every packet that arrived
+/// left it, was dropped, or is still there (queued, on the wire or held by
+/// its model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkConservation {
+    pub arrived: u64,
+    pub sent: u64,
+    pub dropped: u64,
+    pub held: u64,
+}
+
+impl LinkConservation {
+    pub fn holds(&self) -> bool {
+        self.arrived == self.sent + self.dropped + self.held
+    }
 }
 
 pub struct Engine {
@@ -325,8 +417,14 @@ pub struct Engine {
     /// Deliveries to the senders, apart from `q` so that the caller can
     /// wake for them without waiting for more to batch ([`Engine::next_wake`]).
     to_senders: EventQueue,
-    ports: [Port; 2],
-    /// Lines 2·f (forward) and 2·f+1 (reverse) for flows 0..=n; n is "other".
+    ports: Vec<Port>,
+    /// Each flow's route (flows 0..=n; n is "other").
+    routes: Vec<Route>,
+    /// Flow f's lines from `line0[f]`: one after each link of its data
+    /// route, then one after each link of its ACK route (the dumbbell:
+    /// 2·f forward, 2·f+1 reverse). A line's `next` is the next link or
+    /// the device.
+    line0: Vec<usize>,
     lines: Vec<DelayLine>,
     /// The jitter of each line (the link before it has jitter or delay
     /// steps). Times in a reordering line's store are the engine's; an
@@ -335,9 +433,11 @@ pub struct Engine {
     /// A batch being released (reused).
     released: Vec<PacketId>,
     /// Each link's model counters when the measurement started and when it ended.
-    counters_at: [Option<[Counters; 2]>; 2],
+    counters_at: [Option<Vec<Counters>>; 2],
     /// The ports' counters at the end of the measurement.
-    port_counters: Option<[PortCounters; 2]>,
+    port_counters: Option<Vec<PortCounters>>,
+    /// Each link's packets since the engine was made (see [`LinkConservation`]).
+    link_packets: Vec<LinkConservation>,
     slots: Slots,
     free: Vec<PacketId>,
     flows: Vec<FlowAcc>,
@@ -345,8 +445,8 @@ pub struct Engine {
     end: Time,
     probe_k: u64,
     done: bool,
-    fwd_delay: Histogram,
-    rev_delay: Histogram,
+    /// Queueing delay at each link, ns.
+    delays: Vec<Histogram>,
     /// Delivery lateness (actual write minus due time), ns, per direction.
     lateness: [Histogram; 2],
     /// Stalls in the measurement (see [`Stalls`]), and, without pauses,
@@ -369,7 +469,11 @@ pub struct Engine {
     delivered: u64,
     dropped: u64,
     /// Each port's discipline's (CE marks, AQM drops) when the measurement started.
-    aqm_at_start: [(u64, u64); 2],
+    aqm_at_start: Vec<(u64, u64)>,
+    /// The per-link trace (networks), in [`LINK_COLUMNS`] order, and each
+    /// link's (drops, marks, bytes sent) at the last probe.
+    link_trace: [Vec<u64>; 7],
+    link_seen: Vec<[u64; 3]>,
     events: u64,
     bottleneck_data_packets: u64,
     not_ipv4: u64,
@@ -411,13 +515,14 @@ impl PortOwner for Engine {
     }
 
     fn dropped(&mut self, p: usize, id: PacketId, _random: bool, now: Time) {
+        self.link_packets[p].dropped += 1;
         self.drop_packet(p, id, now);
     }
 
     fn started(&mut self, p: usize, _id: PacketId, now: Time, end: Time, waited: Time) {
         self.q.push(end.min(NEVER), Event::PortTxDone(p as u32));
         if self.in_window(now) {
-            if p == FWD { &mut self.fwd_delay } else { &mut self.rev_delay }.record(waited / PS_PER_NS);
+            self.delays[p].record(waited / PS_PER_NS);
         }
     }
 
@@ -433,63 +538,94 @@ impl PortOwner for Engine {
 impl Engine {
     pub fn new(cfg: EngineConfig) -> Engine {
         let n = cfg.flow_delay_ns.len();
-        let mut lines = Vec::with_capacity(2 * (n + 1));
-        for f in 0..=n {
-            let d = ns(if f < n { cfg.flow_delay_ns[f] } else { cfg.other_delay_ns });
-            lines.push(DelayLine::new(d, Hop::Receiver(f as u32)));
-            lines.push(DelayLine::new(d, Hop::Sender(f as u32)));
-        }
-        let qdisc = |l: &LinkSpec, stream: u64| {
-            Qdisc::new(&l.qdisc, l.limit, l.rate_bps, Rng::new(cfg.seed, stream), cfg.seed ^ stream)
+        let n_links = cfg.n_links();
+        let qdisc = |l: &LinkSpec, stream: u64, seed: u64| {
+            Qdisc::new(&l.qdisc, l.limit, l.rate_bps, Rng::new(cfg.seed, stream), seed)
         };
         let loss = LossModel::Bernoulli { p: cfg.loss };
-        let mut ports = [
+        let mut ports = vec![
             Port::with_qdisc(
                 cfg.fwd.rate_bps,
-                qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC),
+                qdisc(&cfg.fwd, STREAM_BOTTLENECK_QDISC, cfg.seed ^ STREAM_BOTTLENECK_QDISC),
                 Loss::new(loss, Rng::new(cfg.seed, STREAM_BOTTLENECK_LOSS)),
             ),
             Port::with_qdisc(
                 cfg.rev.rate_bps,
-                qdisc(&cfg.rev, STREAM_REVERSE_QDISC),
+                qdisc(&cfg.rev, STREAM_REVERSE_QDISC, cfg.seed ^ STREAM_REVERSE_QDISC),
                 Loss::new(LossModel::None, Rng::new(cfg.seed, STREAM_REVERSE_LOSS)),
             ),
         ];
-        for (port, link) in ports.iter_mut().zip([&cfg.fwd, &cfg.rev]) {
+        // Links beyond the first two draw from the simulator's streams for them.
+        for (k, link) in cfg.links.iter().enumerate() {
+            let stream = STREAM_LINK_BASE + 2 * k as u64;
+            let loss = if link.loss > 0.0 { LossModel::Bernoulli { p: link.loss } } else { LossModel::None };
+            ports.push(Port::with_qdisc(
+                link.rate_bps,
+                qdisc(link, stream + 1, cfg.seed ^ (k as u64 + 2)),
+                Loss::new(loss, Rng::new(cfg.seed, stream)),
+            ));
+        }
+        for (i, port) in ports.iter_mut().enumerate() {
+            let link = cfg.link(i);
             if link.model.needs_port_model() {
                 port.model = Some(Box::new(PortModel::new(&link.model)));
             }
             // The models run from the start of the measurement.
             port.model_from = NEVER;
         }
-        // Line 2f follows the forward link, 2f+1 the reverse one.
-        let line_models = (0..2 * (n + 1))
-            .map(|i| {
-                let (p, link) = if i % 2 == FWD { (FWD, &cfg.fwd) } else { (REV, &cfg.rev) };
-                link.model.jitter.as_ref().map(|j| {
-                    let rng = Rng::new(cfg.seed, STREAM_JITTER_BASE + 2 * i as u64 + 1);
-                    Box::new(LineModel::new(j, p as u32, ns(link.delay_ns), rng))
-                })
-            })
-            .collect();
+        // Each flow's lines: after each link of its data route, then of its
+        // ACK route. The line after a route's last link takes the rest of
+        // the one-way delay; the one after any other link, that link's delay.
+        let routes: Vec<Route> = (0..=n).map(|f| cfg.route(f)).collect();
+        let mut lines = Vec::new();
+        let mut line0 = Vec::with_capacity(n + 1);
+        let mut line_models: Vec<Option<Box<LineModel>>> = Vec::new();
+        // The simulator's index of the flow's first line (its slots have a
+        // line before the first link of each route too): jitter streams follow it.
+        let mut sim_line = 0u64;
+        for (f, route) in routes.iter().enumerate() {
+            let one_way = ns(if f < n { cfg.flow_delay_ns[f] } else { cfg.other_delay_ns });
+            line0.push(lines.len());
+            for (links, end) in [(&route.data, Hop::Receiver(f as u32)), (&route.ack, Hop::Sender(f as u32))] {
+                let mut before = 0;
+                for (k, &l) in links.iter().enumerate() {
+                    let link = cfg.link(l as usize);
+                    let (delay, next) = match links.get(k + 1) {
+                        Some(&next) => (ns(link.delay_ns), Hop::Port(next)),
+                        None => (one_way.saturating_sub(before), end),
+                    };
+                    before += delay;
+                    lines.push(DelayLine::new(delay, next));
+                    line_models.push(link.model.jitter.as_ref().map(|j| {
+                        let rng = Rng::new(cfg.seed, STREAM_JITTER_BASE + sim_line + k as u64 + 1);
+                        Box::new(LineModel::new(j, l, ns(link.delay_ns), rng))
+                    }));
+                }
+                sim_line += links.len() as u64 + 1;
+            }
+        }
         Engine {
             q: EventQueue::new(),
             to_senders: EventQueue::new(),
             ports,
+            routes,
+            line0,
             lines,
             line_models,
             released: Vec::new(),
             counters_at: [None, None],
             port_counters: None,
+            link_packets: vec![LinkConservation::default(); n_links],
             slots: Slots::default(),
             free: Vec::new(),
-            flows: (0..=n).map(|_| FlowAcc::default()).collect(),
+            flows: (0..=n)
+                .map(|f| FlowAcc { link_bytes: vec![0; cfg.route(f).data.len()], ..FlowAcc::default() })
+                .collect(),
             t0: None,
             end: 0,
             probe_k: 0,
             done: false,
-            fwd_delay: Histogram::new(),
-            rev_delay: Histogram::new(),
+            delays: vec![Histogram::new(); n_links],
             lateness: [Histogram::new(), Histogram::new()],
             stalls: Stalls::default(),
             stall_end: 0,
@@ -505,7 +641,9 @@ impl Engine {
             created: 0,
             delivered: 0,
             dropped: 0,
-            aqm_at_start: [(0, 0); 2],
+            aqm_at_start: vec![(0, 0); n_links],
+            link_trace: Default::default(),
+            link_seen: vec![[0; 3]; n_links],
             events: 0,
             bottleneck_data_packets: 0,
             not_ipv4: 0,
@@ -535,7 +673,7 @@ impl Engine {
     pub fn start(&mut self, t0: Time) {
         self.t0 = Some(t0);
         self.last_probe = t0;
-        self.counters_at[0] = Some([FWD, REV].map(|p| self.counters_now(p)));
+        self.counters_at[0] = Some((0..self.ports.len()).map(|p| self.counters_now(p)).collect());
         self.end = t0 + ns(self.cfg.duration_ns);
         for (i, p) in self.ports.iter_mut().enumerate() {
             self.aqm_at_start[i] = (p.qdisc.marks(), p.qdisc.aqm_drops());
@@ -548,6 +686,10 @@ impl Engine {
             f.drops = 0;
             f.payload_bytes = 0;
             f.rtt.clear();
+            f.link_bytes.fill(0);
+        }
+        for (i, p) in self.ports.iter().enumerate() {
+            self.link_seen[i] = [p.counters.drops, p.qdisc.marks(), p.counters.tx_bytes];
         }
         self.probe_k = 1;
         self.q.push(self.probe_time(1), Event::Probe);
@@ -596,6 +738,8 @@ impl Engine {
             meta: Meta::default(),
             enqueued_at: 0,
             credit: 0,
+            from_rcv: false,
+            hop: 0,
         });
         (self.slots.len() - 1) as PacketId
     }
@@ -673,18 +817,28 @@ impl Engine {
             s.flow = flow;
             s.meta = meta;
             s.credit = credit;
+            s.from_rcv = from == Side::Rcv;
+            s.hop = 0;
         }
         self.created += 1;
-        let p = if from == Side::Snd { FWD } else { REV };
+        let route = &self.routes[flow as usize];
+        let p = if from == Side::Snd { route.data[0] } else { route.ack[0] } as usize;
         let w = self.in_window(now);
         if w && answering {
             self.credit.record(credit / PS_PER_NS);
         }
-        if p == FWD {
+        if from == Side::Snd {
             self.track_sent(flow as usize, &meta, now);
         }
-        // The link's random loss hits data segments.
+        self.arrive(p, id, now);
+    }
+
+    /// Packet `id` reaches link `p` at `now`; the link's random loss hits data segments.
+    #[inline]
+    fn arrive(&mut self, p: usize, id: PacketId, now: Time) {
+        let meta = &self.slots[id as usize].meta;
         let is_data = meta.tcp && meta.payload > 0;
+        self.link_packets[p].arrived += 1;
         service::arrive(self, p, id, now, is_data);
     }
 
@@ -771,12 +925,20 @@ impl Engine {
     /// Accounts for a packet port `p` dropped (the port has counted it;
     /// the flows' and the interval's drops count in the measurement only).
     fn drop_packet(&mut self, p: usize, id: PacketId, now: Time) {
-        let flow = self.slots[id as usize].flow as usize;
+        let (flow, from_rcv) = {
+            let s = &self.slots[id as usize];
+            (s.flow as usize, s.from_rcv)
+        };
         self.free.push(id);
         self.dropped += 1;
-        if p == FWD && self.in_window(now) {
-            self.interval_drops += 1;
-            self.flows[flow].drops += 1;
+        if self.in_window(now) {
+            if p == FWD {
+                self.interval_drops += 1;
+            }
+            // A flow's drops: of what its sender sent, at any link.
+            if !from_rcv {
+                self.flows[flow].drops += 1;
+            }
         }
     }
 
@@ -939,25 +1101,35 @@ impl Engine {
 
     fn tx_done(&mut self, p: usize, t: Time) {
         let id = self.ports[p].finish(&self.slots);
-        let (flow, wire_len, is_data) = {
-            let s = &self.slots[id as usize];
-            (s.flow as usize, s.len as u64, s.meta.tcp && s.meta.payload > 0)
+        self.link_packets[p].sent += 1;
+        let (flow, wire_len, is_data, from_rcv, hop) = {
+            let s = &mut self.slots[id as usize];
+            s.hop += 1;
+            (s.flow as usize, s.len as u64, s.meta.tcp && s.meta.payload > 0, s.from_rcv, s.hop as usize - 1)
         };
-        if p == FWD && self.in_window(t) {
-            // Rate at the bottleneck: bytes counted as their last bit leaves.
-            let f = &mut self.flows[flow];
-            f.interval_bytes += wire_len;
-            f.bottleneck_bytes += wire_len;
-            self.interval_tx_bytes += wire_len;
-            if is_data {
-                self.bottleneck_data_packets += 1;
+        if self.in_window(t) {
+            if p == FWD {
+                self.interval_tx_bytes += wire_len;
+                if is_data {
+                    self.bottleneck_data_packets += 1;
+                }
+            }
+            if !from_rcv {
+                // Rate at the bottleneck: bytes counted as their last bit leaves the flow's measured link.
+                let measured = p == self.routes[flow].measure as usize;
+                let f = &mut self.flows[flow];
+                f.link_bytes[hop] += wire_len;
+                if measured {
+                    f.interval_bytes += wire_len;
+                    f.bottleneck_bytes += wire_len;
+                }
             }
         }
-        let line = 2 * flow + p;
+        let line = self.line0[flow] + if from_rcv { self.routes[flow].data.len() } else { 0 } + hop;
         let credit = self.slots[id as usize].credit;
-        // An answer's credit (see [`Answer`]) shortens its delay, never below
-        // zero and never past the packet ahead of it on the line.
-        let from = if credit == 0 {
+        // An answer's credit (see [`Answer`]) shortens its delay on the line
+        // to the sender, never below zero and never past the packet ahead of it.
+        let from = if credit == 0 || !matches!(self.lines[line].next, Hop::Sender(_)) {
             t
         } else {
             let l = &self.lines[line];
@@ -965,7 +1137,7 @@ impl Engine {
             t.saturating_sub(credit).max(t.saturating_sub(l.delay)).max(floor)
         };
         if let Some(at) = self.line_push(line, from, id) {
-            self.line_events(p).push(at, Event::LineDeliver(line as u32));
+            self.line_events(line).push(at, Event::LineDeliver(line as u32));
         }
         service::start_next(self, p, t);
     }
@@ -1021,13 +1193,19 @@ impl Engine {
         mut clock: Time,
         deliver: &mut impl FnMut(Side, &[u8], &[u8], Cause) -> Time,
     ) -> Time {
-        let p = l % 2;
         if let Some(m) = &mut self.line_models[l] {
             if !m.fire(t) {
                 return clock; // a reordering line's stale event
             }
         }
-        let to = if p == FWD { Side::Rcv } else { Side::Snd };
+        let (p, to) = match self.lines[l].next {
+            Hop::Port(next) => {
+                self.forward(l, next as usize, t);
+                return clock;
+            }
+            Hop::Sender(_) => (REV, Side::Snd),
+            _ => (FWD, Side::Rcv),
+        };
         // With frames, everything due by the time of writing may go out in one write.
         let horizon = if self.cfg.frames { self.horizon.max(t) } else { t };
         let mut group = std::mem::take(&mut self.group);
@@ -1084,17 +1262,32 @@ impl Engine {
             _ => self.lines[l].head_time(),
         };
         if let Some(at) = next {
-            self.line_events(p).push(at, Event::LineDeliver(l as u32));
+            self.line_events(l).push(at, Event::LineDeliver(l as u32));
         }
         clock
     }
 
-    /// The event queue of deliveries on direction `p`'s lines.
-    fn line_events(&mut self, p: usize) -> &mut EventQueue {
-        if p == FWD {
-            &mut self.q
-        } else {
+    /// Takes what is due on line `l` at `t` to link `p`, the next of its route.
+    fn forward(&mut self, l: usize, p: usize, t: Time) {
+        while let Some(id) = self.line_pop(l, t) {
+            self.arrive(p, id, t);
+        }
+        let next = match &mut self.line_models[l] {
+            Some(m) if m.reorders() => m.rearm(),
+            _ => self.lines[l].head_time(),
+        };
+        if let Some(at) = next {
+            self.q.push(at, Event::LineDeliver(l as u32));
+        }
+    }
+
+    /// The event queue of line `l`'s deliveries: deliveries to the senders
+    /// have their own.
+    fn line_events(&mut self, l: usize) -> &mut EventQueue {
+        if matches!(self.lines[l].next, Hop::Sender(_)) {
             &mut self.to_senders
+        } else {
+            &mut self.q
         }
     }
 
@@ -1177,6 +1370,9 @@ impl Engine {
                 }
             }
         }
+        if self.cfg.is_network() {
+            self.probe_links((t - t0) / PS_PER_NS);
+        }
         self.last_probe = t;
         for f in &mut self.flows {
             f.interval_bytes = 0;
@@ -1185,13 +1381,62 @@ impl Engine {
         self.interval_tx_bytes = 0;
         if t >= self.end {
             self.snapshot = Some(self.conservation());
-            self.counters_at[1] = Some([FWD, REV].map(|p| self.counters_now(p)));
-            self.port_counters = Some([FWD, REV].map(|p| self.ports[p].counters));
+            self.counters_at[1] = Some((0..self.ports.len()).map(|p| self.counters_now(p)).collect());
+            self.port_counters = Some(self.ports.iter().map(|p| p.counters).collect());
             self.done = true;
         } else {
             self.probe_k += 1;
             self.q.push(self.probe_time(self.probe_k), Event::Probe);
         }
+    }
+
+    /// One row per link (the simulator's link trace): backlog now, and
+    /// drops, marks and bytes sent since the last probe.
+    fn probe_links(&mut self, t_ns: u64) {
+        for (i, port) in self.ports.iter().enumerate() {
+            let now = [port.counters.drops, port.qdisc.marks(), port.counters.tx_bytes];
+            let seen = std::mem::replace(&mut self.link_seen[i], now);
+            if !self.cfg.trace {
+                continue;
+            }
+            let row = [
+                t_ns,
+                i as u64,
+                port.qdisc.bytes(),
+                port.qdisc.len() as u64,
+                now[0] - seen[0],
+                now[1] - seen[1],
+                now[2] - seen[2],
+            ];
+            for (col, v) in self.link_trace.iter_mut().zip(row) {
+                col.push(v);
+            }
+        }
+    }
+
+    /// Every link's packets since the engine was made (see [`LinkConservation`]).
+    pub fn link_conservation(&self) -> Vec<LinkConservation> {
+        self.link_packets.iter().zip(&self.ports).map(|(c, p)| LinkConservation { held: p.held(), ..*c }).collect()
+    }
+
+    /// The number of links.
+    pub fn n_links(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// Link `p`'s counters over the measurement (so far, before its end).
+    pub fn port_counters(&self, p: usize) -> PortCounters {
+        self.port_counters.as_ref().map_or_else(|| self.ports[p].counters, |c| c[p])
+    }
+
+    /// Link `p`'s queueing delay in the measurement, ns.
+    pub fn link_delay(&self, p: usize) -> &Histogram {
+        &self.delays[p]
+    }
+
+    /// The per-link trace (networks; empty for the dumbbell), as columns.
+    pub fn take_link_columns(&mut self) -> Columns {
+        LINK_COLUMNS.iter().zip(self.link_trace.iter_mut()).map(|(n, c)| (*n, Column::U64(std::mem::take(c)))).collect()
     }
 
     /// Packets accounted for now: created = delivered + dropped + queued + in flight.
@@ -1209,31 +1454,27 @@ impl Engine {
 
     /// The forward port's counters over the measurement (so far, before its end).
     pub fn forward_port(&self) -> PortCounters {
-        self.port_counters.map_or_else(|| self.ports[FWD].counters, |c| c[FWD])
+        self.port_counters(FWD)
     }
 
-    /// Link `p` as configured (0 forward, 1 reverse).
+    /// Link `p` as configured (0 forward, 1 reverse, then a network's others).
     pub fn link(&self, p: usize) -> &LinkSpec {
-        if p == FWD {
-            &self.cfg.fwd
-        } else {
-            &self.cfg.rev
-        }
+        self.cfg.link(p)
     }
 
     /// The reverse port's counters over the measurement.
     pub fn reverse_port(&self) -> PortCounters {
-        self.port_counters.map_or_else(|| self.ports[REV].counters, |c| c[REV])
+        self.port_counters(REV)
     }
 
     /// CE marks and drops chosen by the discipline (as opposed to overflow)
-    /// at the forward and reverse ports during the measurement.
-    pub fn aqm_counts(&self) -> [(u64, u64); 2] {
-        [FWD, REV].map(|i| {
-            let q = &self.ports[i].qdisc;
-            let (m, d) = self.aqm_at_start[i];
-            (q.marks() - m, q.aqm_drops() - d)
-        })
+    /// at each link during the measurement.
+    pub fn aqm_counts(&self) -> Vec<(u64, u64)> {
+        self.ports
+            .iter()
+            .zip(&self.aqm_at_start)
+            .map(|(p, &(m, d))| (p.qdisc.marks() - m, p.qdisc.aqm_drops() - d))
+            .collect()
     }
 
     /// What link `p`'s models did (0 forward, 1 reverse), as the simulator
@@ -1253,7 +1494,8 @@ impl Engine {
     /// Link `p`'s model counters since the engine was made.
     fn counters_now(&self, p: usize) -> Counters {
         let mut c = self.ports[p].model.as_ref().map(|m| m.counters()).unwrap_or_default();
-        let after: Vec<&LineModel> = self.line_models.iter().skip(p).step_by(2).filter_map(|m| m.as_deref()).collect();
+        let after: Vec<&LineModel> =
+            self.line_models.iter().filter_map(|m| m.as_deref()).filter(|m| m.link == p as u32).collect();
         if !after.is_empty() {
             c.push(("jitter_delivered", after.iter().map(|m| m.delivered).sum()));
             c.push(("reordered", after.iter().map(|m| m.reordered).sum()));
@@ -1263,12 +1505,11 @@ impl Engine {
 
     /// Whether link `p` has models (0 forward, 1 reverse).
     pub fn modelled(&self, p: usize) -> bool {
-        let link = if p == FWD { &self.cfg.fwd } else { &self.cfg.rev };
-        !link.model.is_ideal()
+        !self.cfg.link(p).model.is_ideal()
     }
 
     pub fn queue_delay(&self) -> (&Histogram, &Histogram) {
-        (&self.fwd_delay, &self.rev_delay)
+        (&self.delays[FWD], &self.delays[REV])
     }
 
     /// Delivery lateness, ns: (forward, reverse).
@@ -1297,12 +1538,14 @@ impl Engine {
     pub fn flow_reports(&self) -> Vec<FlowReport> {
         self.flows
             .iter()
-            .map(|f| FlowReport {
+            .zip(&self.routes)
+            .map(|(f, r)| FlowReport {
                 bottleneck_bytes: f.bottleneck_bytes,
                 drops: f.drops,
                 payload_bytes: f.payload_bytes,
                 payload_total: f.payload_total,
                 rtt: f.rtt.clone(),
+                link_bytes: r.data.iter().copied().zip(f.link_bytes.iter().copied()).collect(),
             })
             .collect()
     }
@@ -1346,6 +1589,8 @@ mod tests {
             max_packet: 2048,
             frames: false,
             pause_stalls: false,
+            links: Vec::new(),
+            routes: Vec::new(),
         }
     }
 
@@ -2108,5 +2353,167 @@ mod tests {
         assert!(e.stalls().count >= 1);
         let c = e.conservation();
         assert!(c.holds() && c.in_flight == 0 && c.queued == 0, "{c:?}");
+    }
+
+    /// A line of two links: link 2 (12 Mbit/s, 1 ms per full packet, 5 ms
+    /// to the next link) then link 0 (`rate`), with their twins 1 and 3 for
+    /// the ACKs; flow 0 crosses both, flow 1 (a cross flow) link 0 only.
+    /// One-way delays 20 ms and 10 ms.
+    fn line_of_two(rate: u64, limit: u64) -> Engine {
+        let mut c = cfg(2, rate, limit);
+        c.flow_delay_ns = vec![20_000_000, 10_000_000];
+        c.fwd.delay_ns = 5_000_000;
+        c.rev.delay_ns = 5_000_000;
+        let mut hop = LinkSpec::new(12_000_000, QueueLimit::Packets(100), QdiscConfig::DropTail);
+        hop.delay_ns = 5_000_000;
+        c.links = vec![hop.clone(), hop];
+        c.routes = vec![
+            Route { data: vec![2, 0], ack: vec![1, 3], measure: 0 },
+            Route { data: vec![0], ack: vec![1], measure: 0 },
+        ];
+        let mut e = Engine::new(c);
+        e.start(0);
+        e
+    }
+
+    /// Data cross the links of their route in order, each link's delay
+    /// between them, and the rest of the one-way delay after the last; ACKs
+    /// come back over the twins.
+    #[test]
+    fn a_route_crosses_its_links_in_order() {
+        // Link 0 at 6 Mbit/s: 2 ms per full packet.
+        let mut e = line_of_two(6_000_000, 100);
+        let mut out = Vec::new();
+        let p = build_tcp(40000, 5000, 1, 0, ACK, 1448);
+        feed(&mut e, 0, Side::Snd, &p, &mut out);
+        feed(&mut e, 0, Side::Snd, &p, &mut out);
+        let ack = build_tcp(5000, 40000, 1, 1, ACK, 0); // 52 B
+        feed(&mut e, 0, Side::Rcv, &ack, &mut out);
+        run(&mut e, 100 * PS_PER_MS, &mut out);
+        let got: Vec<(Time, Side)> = out.iter().map(|(t, s, _)| (*t, *s)).collect();
+        // Data: link 2 done at 1 and 2 ms, link 0 from 6 ms (5 ms later) for 2 ms each,
+        // then 20 − 5 ms: 23 and 25 ms. The ACK: link 1 at 6 Mbit/s (69.333 µs), 5 ms,
+        // link 3 at 12 Mbit/s (34.667 µs), then 15 ms (serialisation rounds up to the picosecond).
+        let ack_at = 69_333_334 + 5 * PS_PER_MS + 34_666_667 + 15 * PS_PER_MS;
+        assert_eq!(got, vec![(ack_at, Side::Snd), (23 * PS_PER_MS, Side::Rcv), (25 * PS_PER_MS, Side::Rcv)]);
+        let c = e.link_conservation();
+        assert_eq!(c.iter().map(|l| (l.arrived, l.sent)).collect::<Vec<_>>(), vec![(2, 2), (1, 1), (2, 2), (1, 1)]);
+        assert!(c.iter().all(|l| l.holds() && l.held == 0));
+        // The flow's bytes leave both links of its path; its rate is counted at link 0.
+        let r = &e.flow_reports()[0];
+        assert_eq!(r.link_bytes, vec![(2, 3000), (0, 3000)]);
+        assert_eq!(r.bottleneck_bytes, 3000);
+        assert!(e.conservation().holds());
+    }
+
+    /// A flow whose second link is the slower one queues there, not at
+    /// its first link: at the first link's rate, its queue stays empty while
+    /// the second link's fills and overflows; every link's packets are
+    /// accounted for, and the drops are the flow's.
+    #[test]
+    fn the_slower_second_link_holds_the_queue() {
+        // Link 0 at 3 Mbit/s behind link 2 at 12 Mbit/s; 10 packets of buffer at link 0.
+        let mut e = line_of_two(3_000_000, 10);
+        let mut out = Vec::new();
+        for k in 0..100u32 {
+            let p = build_tcp(40000, 5000, 1 + 1448 * k, 0, ACK, 1448);
+            feed(&mut e, k as u64 * PS_PER_MS, Side::Snd, &p, &mut out);
+        }
+        let first = e.port_counters(2);
+        let second = e.port_counters(0);
+        assert_eq!(first.max_backlog_pkts, 0, "{first:?}");
+        assert_eq!(first.drops, 0);
+        assert!(second.drops > 0 && second.max_backlog_pkts == 10, "{second:?}");
+        assert_eq!(e.flow_reports()[0].drops, second.drops);
+        assert!(e.link_conservation().iter().all(|l| l.holds()), "{:?}", e.link_conservation());
+        run(&mut e, 1_000 * PS_PER_MS, &mut out);
+        let c = e.conservation();
+        assert!(c.holds() && c.queued == 0 && c.in_flight == 0, "{c:?}");
+        assert_eq!(out.len() as u64 + e.port_counters(0).drops, 100);
+        assert!(e.link_conservation().iter().all(|l| l.holds() && l.held == 0));
+    }
+
+    /// The per-link trace has one row per link per interval; its bytes add
+    /// up to each link's bytes sent.
+    #[test]
+    fn the_link_trace_has_a_row_per_link_per_interval() {
+        let mut e = line_of_two(6_000_000, 100);
+        let mut out = Vec::new();
+        for k in 0..20u32 {
+            let p = build_tcp(40001, 5001, 1 + 1448 * k, 0, ACK, 1448);
+            feed(&mut e, k as u64 * PS_PER_MS, Side::Snd, &p, &mut out);
+        }
+        run(&mut e, 2_000 * PS_PER_MS, &mut out);
+        assert!(e.finished());
+        let cols = e.take_link_columns();
+        let col = |name: &str| match &cols.iter().find(|(n, _)| *n == name).unwrap().1 {
+            Column::U64(v) => v.clone(),
+            _ => panic!(),
+        };
+        let (link, tx) = (col("link"), col("tx_bytes"));
+        assert_eq!(link.len(), 4 * 10);
+        assert_eq!(&link[..4], &[0, 1, 2, 3]);
+        for l in 0..4 {
+            let sum: u64 = link.iter().zip(&tx).filter(|(k, _)| **k == l).map(|(_, b)| b).sum();
+            assert_eq!(sum, e.port_counters(l as usize).tx_bytes, "link {l}");
+        }
+        // The cross flow crosses link 0 only.
+        assert_eq!(e.port_counters(2).tx_packets, 0);
+        assert_eq!(e.port_counters(0).tx_packets, 20);
+    }
+
+    /// A link's jitter applies on the lines after it only (in a network, the
+    /// line to the next link of a route), and its counters are that link's.
+    #[test]
+    fn a_links_jitter_applies_after_it_only() {
+        let mut c = cfg(2, 12_000_000, 100);
+        c.flow_delay_ns = vec![20_000_000, 10_000_000];
+        c.fwd.delay_ns = 5_000_000;
+        c.rev.delay_ns = 5_000_000;
+        let mut hop = LinkSpec::new(12_000_000, QueueLimit::Packets(100), QdiscConfig::DropTail);
+        hop.delay_ns = 5_000_000;
+        let mut jittery = hop.clone();
+        jittery.model = LinkModel {
+            jitter: Some(sim::linkmodel::JitterConfig {
+                dist: Some(sim::linkmodel::JitterDist::Uniform { max_ns: 2_000_000 }),
+                reorder: false,
+                delay_steps: vec![],
+            }),
+            ..Default::default()
+        };
+        c.links = vec![jittery, hop];
+        c.routes = vec![
+            Route { data: vec![2, 0], ack: vec![1, 3], measure: 0 },
+            Route { data: vec![0], ack: vec![1], measure: 0 },
+        ];
+        let mut e = Engine::new(c);
+        e.start(0);
+        let mut out = Vec::new();
+        // Flow 0 every 3 ms for 90 ms, then flow 1 (not to share link 0's queue).
+        for k in 0..30u32 {
+            let p = build_tcp(40000, 5000, 1 + 1448 * k, 0, ACK, 1448);
+            feed(&mut e, k as u64 * 3 * PS_PER_MS, Side::Snd, &p, &mut out);
+        }
+        for k in 0..30u32 {
+            let q = build_tcp(40001, 5001, 1 + 1448 * k, 0, ACK, 1448);
+            feed(&mut e, (200 + k as u64 * 3) * PS_PER_MS, Side::Snd, &q, &mut out);
+        }
+        run(&mut e, 1_000 * PS_PER_MS, &mut out);
+        assert_eq!(out.len(), 60);
+        assert_eq!(e.model_counters(2), vec![("jitter_delivered", 30), ("reordered", 0)]);
+        assert!(e.model_counters(0).is_empty());
+        // Flow 1 (link 0 alone, no jitter): 1 ms on the wire, then 10 ms. Flow 0: 1 ms at
+        // link 2, 5 ms and up to 2 ms of jitter, 1 ms at link 0, then 15 ms.
+        for (t, _, b) in &out {
+            let m = wire::parse(b);
+            let k = (m.seq - 1) as u64 / 1448;
+            if m.dport == 5001 {
+                assert_eq!(*t, (200 + 3 * k + 11) * PS_PER_MS);
+            } else {
+                let d = t - 3 * k * PS_PER_MS;
+                assert!((22 * PS_PER_MS..=24 * PS_PER_MS).contains(&d), "{d}");
+            }
+        }
+        assert!(e.link_conservation().iter().all(|l| l.holds() && l.held == 0));
     }
 }

@@ -4,6 +4,7 @@
 //! emu.json                     scalars: per-flow and queue statistics, timing, columns index
 //! flows_trace.<name>.bin       per flow per interval: t_ns, flow, bottleneck_bytes
 //! queue_trace.<name>.bin       per interval: t_ns, backlog_bytes, backlog_pkts, drops, tx_bytes
+//! link_trace.<name>.bin        per link per interval (networks): t_ns, link, backlog, drops, marks, tx_bytes
 //! ```
 //!
 //! Columns are little-endian arrays with numpy dtype strings, the same form
@@ -105,18 +106,22 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
     let (flow_cols, queue_cols) = engine.take_columns();
     let flows_index = write_columns(dir, "flows_trace", &flow_cols)?;
     let queue_index = write_columns(dir, "queue_trace", &queue_cols)?;
+    let link_cols = engine.take_link_columns();
+    let link_index = write_columns(dir, "link_trace", &link_cols)?;
 
     let reports = engine.flow_reports();
     let n = engine.n_flows();
     let flow_json = |i: usize| {
         let r = &reports[i];
+        let link_bytes: Vec<String> = r.link_bytes.iter().map(|(l, b)| format!("[{l}, {b}]")).collect();
         format!(
             "{{\"id\": {i}, \"bottleneck_bytes\": {}, \"drops\": {}, \"payload_bytes\": {}, \
-             \"payload_total\": {}, {}}}",
+             \"payload_total\": {}, \"link_bytes\": [{}], {}}}",
             r.bottleneck_bytes,
             r.drops,
             r.payload_bytes,
             r.payload_total,
+            link_bytes.join(", "),
             quantiles(&r.rtt, "rtt_", "us", 1.0)
         )
     };
@@ -149,12 +154,17 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         aqm[0].1,
         aqm[1].0,
     );
-    // Both links as the simulator reports its links (summary.json's `links`
-    // when a link has models), with what their models did.
-    let links: Vec<String> = [(fwd, qd, "forward"), (rev, rqd, "reverse")]
-        .iter()
-        .enumerate()
-        .map(|(p, &(port, delay, name))| {
+    // Every link as the simulator reports its links (summary.json's `links`
+    // in a network or when a link has models), with what their models did;
+    // the front end names a network's links.
+    let links: Vec<String> = (0..engine.n_links())
+        .map(|p| {
+            let (port, delay) = (engine.port_counters(p), engine.link_delay(p));
+            let name = match p {
+                0 => "forward".to_string(),
+                1 => "reverse".to_string(),
+                _ => format!("link{p}"),
+            };
             let mut extra = String::new();
             if engine.modelled(p) {
                 for (k, v) in engine.model_counters(p) {
@@ -165,7 +175,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
                 "{{\"name\": {}, \"rate_bps\": {}, \"qdisc\": {}, \"arrivals\": {}, \"drops\": {}, \
                  \"random_drops\": {}, \"aqm_drops\": {}, \"marks\": {}, \"tx_packets\": {}, \"tx_bytes\": {}, \
                  \"max_backlog_pkts\": {}, \"delay_mean_us\": {}, \"delay_p50_us\": {}, \"delay_p99_us\": {}{extra}}}",
-                string(name),
+                string(&name),
                 engine.link(p).rate_bps,
                 string(engine.link(p).qdisc.name()),
                 port.arrivals,
@@ -183,9 +193,26 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         })
         .collect();
     let c = engine.snapshot().unwrap_or_else(|| engine.conservation());
+    // Each link's packets since the emulator started: arrived = sent + dropped + held.
+    let per_link: Vec<String> = engine
+        .link_conservation()
+        .iter()
+        .map(|l| {
+            format!(
+                "{{\"arrived\": {}, \"sent\": {}, \"dropped\": {}, \"held\": {}}}",
+                l.arrived, l.sent, l.dropped, l.held
+            )
+        })
+        .collect();
     let conservation = format!(
-        "{{\"created\": {}, \"delivered\": {}, \"dropped\": {}, \"queued\": {}, \"in_flight\": {}}}",
-        c.created, c.delivered, c.dropped, c.queued, c.in_flight
+        "{{\"created\": {}, \"delivered\": {}, \"dropped\": {}, \"queued\": {}, \"in_flight\": {}, \
+         \"links\": [{}]}}",
+        c.created,
+        c.delivered,
+        c.dropped,
+        c.queued,
+        c.in_flight,
+        per_link.join(", ")
     );
     let (late_f, late_r) = engine.lateness();
     let stalls = engine.stalls();
@@ -225,7 +252,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
     let json = format!(
         "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"links\": [{}],\n\"conservation\": {},\n\
          \"stats\": {{\"events\": {}, \"bottleneck_data_packets\": {}, \"engine_seconds\": {}}},\n\"timing\": {},\n\
-         \"columns\": {{\"flows_trace\": {}, \"queue_trace\": {}}}\n}}\n",
+         \"columns\": {{\"flows_trace\": {}, \"queue_trace\": {}, \"link_trace\": {}}}\n}}\n",
         engine.finished(),
         flows.join(",\n  "),
         other,
@@ -238,6 +265,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         timing,
         flows_index,
         queue_index,
+        link_index,
     );
     let tmp = dir.join("emu.json.tmp");
     std::fs::write(&tmp, json)?;

@@ -566,7 +566,9 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
             }
         )
         if "network" in eng:
-            names = eng["network"]["names"]
+            # The network's links, then senders' access links (flows.host), which the engine names.
+            names = list(eng["network"]["names"])
+            names += [str(link["name"]) for link in raw["links"][len(names) :]]
             route = eng["network"]["routes"][i]
             flows[-1]["bottleneck_link"] = names[int(route["measure"])]
             flows[-1]["link_bytes"] = {names[int(link)]: int(b) for link, b in f["link_bytes"]}

@@ -16,8 +16,11 @@ devices in the root namespace; they are then moved into two network
 namespaces made for the run, so all traffic stays between them. Data get
 the bottleneck's queue, serialisation at its rate and then the flow's
 one-way delay (half its RTT); ACKs cross a reverse port and get the same
-delay back. The emulator counts, like the simulator, the bytes of each flow
-leaving the bottleneck queue per interval, drops and backlog, and measures
+delay back. In a network (a parking lot, or links whose paths run along one
+line) the emulator routes each packet by its flow through every link of the
+flow's path, each link's delay between one link and the next. The emulator
+counts, like the simulator, the bytes of each flow leaving the bottleneck
+queue per interval, drops and backlog (per link in a network), and measures
 RTT samples from the sequence numbers it forwards.
 
 This process is sender and receiver of every flow: it creates the sockets

@@ -158,7 +158,7 @@ def _check_params(cc: str, params: Mapping[str, Any], path: str) -> None:
                 f"the kernel's {cc} has no such setting; only the default {defaults[name]!r} runs",
             )
 
-_ENGINE_KEYS = {"seed", "duration_ns", "interval_ns", "trace", "bottleneck", "reverse", "flows"}
+_ENGINE_KEYS = {"seed", "duration_ns", "interval_ns", "trace", "bottleneck", "reverse", "flows", "network"}
 
 _ENGINE_FLOW_KEYS = {
     "cc",
@@ -187,20 +187,98 @@ _ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "los
 _ENGINE_MODEL_KEYS = {"schedule", "trace", "jitter", "policer", "shaper", "batch"}
 """The link models the emulator runs (python/ccarena/backends/emu/config.py writes them)."""
 
+def _link_paths(spec: Spec) -> list[str]:
+    """The experiment file's table of each of the engine's links (the dumbbell's two, or a network's
+    in the engine's order): where a message about the link points."""
+    eng = spec.engine
+    if "network" not in eng:
+        return ["topology.bottleneck", "topology.reverse"]
+    topo = spec.resolved["topology"]
+    out = []
+    for name in eng["network"]["names"]:
+        base = name.removesuffix("_rev")
+        if topo["kind"] == "parking_lot":
+            hops = topo["hop"]
+            k = int(base.removeprefix("hop")) - 1
+            path = "topology.link" if all(h == hops[0] for h in hops) else f"topology.hop[{k}]"
+        else:
+            path = f"topology.links[{[t['name'] for t in topo['links']].index(base)}]"
+        out.append(f"{path}.reverse" if name.endswith("_rev") else path)
+    return out
+
+
+def _check_line(spec: Spec) -> None:
+    """A network's flows must run along one line of links: every data path a run of consecutive
+    links of one chain (all senders are in one namespace and all receivers in another; the emulator
+    routes each packet by its flow), ACKs on the reverse twins of the data path, last first."""
+    net = spec.engine["network"]
+    names = net["names"]
+    follows: dict[int, tuple[int, str]] = {}  # link -> (the link after it, the path that says so)
+    precedes: dict[int, tuple[int, str]] = {}
+    seen: set[int] = set()
+    for flow, gi in enumerate(spec.flow_groups):
+        if gi in seen:
+            continue
+        seen.add(gi)
+        route = net["routes"][flow]
+        data = [int(link) for link in route["data"]]
+        where = f"flows[{gi}].path"
+        for k, link in enumerate(data):
+            if names[link].endswith("_rev"):
+                raise SpecError(
+                    f"{where}[{k}]",
+                    f"{names[link]} is a reverse twin: the emu backend sends every flow's data from the senders' "
+                    "side to the receivers' along forward links (run it in the simulator)",
+                )
+        twins = [names.index(names[link] + "_rev") for link in reversed(data)]
+        if [int(link) for link in route["ack"]] != twins:
+            raise SpecError(
+                f"flows[{gi}].ack_path",
+                "the emu backend sends ACKs back over the reverse twins of the data path ("
+                + ", ".join(names[i] for i in twins) + "); remove ack_path or run it in the simulator",
+            )
+        for k in range(1, len(data)):
+            a, b = data[k - 1], data[k]
+            for table, x, y, word in ((follows, a, b, "after"), (precedes, b, a, "before")):
+                if x in table and table[x][0] != y:
+                    other, there = table[x]
+                    raise SpecError(
+                        f"{where}[{k}]",
+                        f"{names[b]} after {names[a]} here, but {there} has {names[other]} {word} "
+                        f"{names[x]}: the emu backend runs paths that are runs of one line of links",
+                    )
+                table.setdefault(x, (y, where))
+    for start in follows:
+        link, steps = start, 0
+        while link in follows:
+            link, steps = follows[link][0], steps + 1
+            if link == start:
+                raise SpecError(
+                    follows[start][1],
+                    f"the paths lead from {names[start]} back to it: the emu backend runs paths that are runs "
+                    "of one line of links",
+                )
+            if steps > len(names):
+                break
+
+
 def check_spec(spec: Spec) -> None:
     """Refuses, with the field's path, what the emulation backend cannot run."""
     eng = spec.engine
-    if "network" in eng:
-        raise SpecError("topology.kind", "the emu backend runs the dumbbell only (a parking lot or links: the simulator)")
     kernel = kernel_algorithms()
     for key in sorted(set(eng) - _ENGINE_KEYS):
         if eng[key]:
             where = "background" if "source" in key else key
-            raise SpecError(where, "the emu backend does not run this yet (flows and the bottleneck only)")
-    if spec.resolved["topology"]["bottleneck"].get("qdisc") == "xcp":
-        raise SpecError("topology.bottleneck.qdisc", "xcp runs in the simulator only (kernel TCP carries no XCP header)")
-    for which, path in (("bottleneck", "topology.bottleneck"), ("reverse", "topology.reverse")):
-        link = eng[which]
+            raise SpecError(where, "the emu backend does not run this yet (flows and the links only)")
+    paths = _link_paths(spec)
+    links = [eng["bottleneck"], eng["reverse"], *(eng.get("network") or {}).get("links", ())]
+    for link, path in zip(links, paths, strict=True):
+        if (link.get("qdisc") or {}).get("kind") == "xcp":
+            raise SpecError(f"{path}.qdisc", "xcp runs in the simulator only (kernel TCP carries no XCP header)")
+    if "network" in eng:
+        _check_line(spec)
+    for link, path in zip(links, paths, strict=True):
+        twin = path == "topology.reverse" or path.endswith(".reverse")
         if link.get("loss_model"):
             raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
         # Link models (capacity schedule or trace, jitter and delay steps, policer, shaper, ACK
@@ -226,10 +304,10 @@ def check_spec(spec: Spec) -> None:
                 f"the emu backend forwards at most {MAX_RATE_BPS // 10**6} Mbit/s (on time up to about "
                 "1 Gbit/s on the 2-core machine it was built on; bench/emu_rate.py measures yours)",
             )
-    if not isinstance(eng["bottleneck"]["loss"], (int, float)):
-        raise SpecError("topology.bottleneck.loss", "the emu backend supports a Bernoulli loss probability only")
-    if float(eng["reverse"].get("loss", 0.0)) != 0.0:
-        raise SpecError("topology.reverse.loss", "the emu backend has no loss on the reverse link")
+        if not isinstance(link.get("loss", 0.0), (int, float)):
+            raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
+        if twin and float(link.get("loss", 0.0)) != 0.0:
+            raise SpecError(f"{path}.loss", "the emu backend has no loss on the reverse link")
     headers = {int(f["header_bytes"]) for f in eng["flows"]}
     for h in headers:
         if h not in _KERNEL_HEADERS:

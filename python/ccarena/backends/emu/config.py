@@ -108,11 +108,19 @@ def socket_buffer_max(plan: _Plan) -> int:
     path holds), so that neither the senders' send buffers nor the
     receivers' windows, which Linux autotunes up to ``tcp_wmem`` and
     ``tcp_rmem``'s maximum, limit a flow before its congestion window does —
-    the simulator's flows have no such limit. At most 1 GiB."""
-    bn = plan.spec.engine["bottleneck"]
-    rate = int(bn["rate_bps"])
-    buffer = (
-        int(bn["buffer_pkts"]) * plan.mtu if bn.get("buffer_pkts") is not None else int(bn.get("buffer_bytes") or 0)
+    the simulator's flows have no such limit. In a network, the fastest link
+    any flow's data cross and the buffers of all of them. At most 1 GiB."""
+    eng = plan.spec.engine
+    links = [eng["bottleneck"]]
+    if "network" in eng:
+        every = [eng["bottleneck"], eng["reverse"], *eng["network"]["links"]]
+        links = [every[i] for i in sorted({int(i) for r in eng["network"]["routes"] for i in r["data"]})]
+    rate = max(int(link["rate_bps"]) for link in links)
+    buffer = sum(
+        int(link["buffer_pkts"]) * plan.mtu
+        if link.get("buffer_pkts") is not None
+        else int(link.get("buffer_bytes") or 0)
+        for link in links
     )
     path = max(rate * f.rtt_ns // (8 * 10**9) for f in plan.flows) + buffer
     return min(4 * path, 1 << 30)
@@ -122,9 +130,10 @@ def _other_delay_ns(plan: _Plan) -> int:
     topo_rtt = plan.spec.resolved["topology"].get("rtt")
     return (parse_time(topo_rtt) if topo_rtt is not None else plan.flows[0].rtt_ns) // 2
 
-def _model_lines(link: Mapping[str, Any], prefix: str, folder: Path) -> list[str]:
+def _model_lines(link: Mapping[str, Any], prefix: str, folder: Path, *, delay: bool = True) -> list[str]:
     """The emulator's lines for a link's models (the engine's ``model`` table, crates/emu/src/config.rs);
-    a trace's opportunities go to a file in ``folder``, which its line names."""
+    a trace's opportunities go to a file in ``folder``, which its line names. With ``delay``, the link's
+    own delay when delay steps replace it (a network gives every link's delay on its own line)."""
     model = link.get("model") or {}
     lines: list[str] = []
     if "schedule" in model:
@@ -142,7 +151,8 @@ def _model_lines(link: Mapping[str, Any], prefix: str, folder: Path) -> list[str
         lines.append(f"{prefix}model_jitter dist={jitter['dist']} {params} reorder={reorder}")
     if jitter.get("delay_steps"):
         lines.append(f"{prefix}model_delay_steps " + " ".join(f"{int(t)}:{int(d)}" for t, d in jitter["delay_steps"]))
-        lines.append(f"{prefix}delay_ns {int(link['delay_ns'])}")
+        if delay:
+            lines.append(f"{prefix}delay_ns {int(link['delay_ns'])}")
     for key in ("policer", "shaper"):
         if key in model:
             b = model[key]
@@ -190,13 +200,40 @@ def _emulator_config(plan: _Plan, folder: Path) -> str:
         f"batch_ns {BATCH_NS}",
         f"stalls {STALLS}",
     ]
-    if "qdisc" in bn:
-        q = dict(bn["qdisc"])
-        kind = q.pop("kind")
-        values = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in q.items())
-        lines.append(f"qdisc {kind} {values}".rstrip())
-    lines += _model_lines(bn, "", folder)
-    lines += _model_lines(rev, "rev_", folder)
+    net = eng.get("network")
+    if net is None:
+        lines += _qdisc_line(bn, "")
+        lines += _model_lines(bn, "", folder)
+        lines += _model_lines(rev, "rev_", folder)
+    else:
+        # Links 0 and 1 (the measured link and its twin), then links 2, 3, … with their prefix.
+        lines.append(f"links {2 + len(net['links'])}")
+        for k, link in enumerate([bn, rev, *net["links"]]):
+            prefix = ("", "rev_")[k] if k < 2 else f"link{k}_"
+            if k >= 2:
+                lines.append(f"{prefix}rate_bps {int(link['rate_bps'])}")
+                lines.append(limit(link, prefix))
+                lines.append(f"{prefix}loss {float(link['loss'])!r}")
+            lines.append(f"{prefix}delay_ns {int(link['delay_ns'])}")
+            lines += _qdisc_line(link, prefix)
+            lines += _model_lines(link, prefix, folder, delay=False)
+        lines.append("routes " + " ".join(_route_word(r) for r in net["routes"]))
     if EMU_CPU is not None:
         lines.append(f"cpu {EMU_CPU}")
     return "\n".join(lines) + "\n"
+
+
+def _qdisc_line(link: Mapping[str, Any], prefix: str) -> list[str]:
+    """The ``qdisc`` line of a link with a discipline other than DropTail."""
+    if "qdisc" not in link:
+        return []
+    q = dict(link["qdisc"])
+    kind = q.pop("kind")
+    values = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in q.items())
+    return [f"{prefix}qdisc {kind} {values}".rstrip()]
+
+
+def _route_word(route: Mapping[str, Any]) -> str:
+    """A flow's route on the ``routes`` line: data links, ACK links, measured link."""
+    data, ack = (",".join(str(int(i)) for i in route[key]) for key in ("data", "ack"))
+    return f"{data}/{ack}/{int(route['measure'])}"

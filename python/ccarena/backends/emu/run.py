@@ -115,6 +115,9 @@ def _raw(
                 "written_bytes": fin["written_bytes"],
             }
         )
+        if "network" in plan.spec.engine:
+            # Wire bytes of the flow's data that left each link of its path, as the simulator reports them.
+            flows[-1]["link_bytes"] = [(int(link), int(b)) for link, b in e["link_bytes"]]
     timing = dict(out["timing"])
     stats = dict(out["stats"])
     stats["engine_seconds"] = 0.0  # wall time of a real-time run says nothing about speed
@@ -168,16 +171,29 @@ def _raw(
         "wall_seconds": round(wall_s, 3),
         "probes": traffic.probe_report(),
     }
+    conservation = dict(out["conservation"])
+    per_link = conservation.pop("links", [])
+    if "network" in plan.spec.engine:
+        # Every link's packets since the emulator started: arrived = sent + dropped + held.
+        names = plan.spec.engine["network"]["names"]
+        emu["link_conservation"] = [
+            {"link": names[i], **{k: int(v) for k, v in c.items()}} for i, c in enumerate(per_link)
+        ]
     if not all(fin.get("has_total_rto") for fin in traffic.final):
         emu["notes"] = ["this kernel's tcp_info has no tcpi_total_rto: timeouts are reported as 0"]
+    extra: dict[str, Any] = {}
+    if "network" in plan.spec.engine:
+        # One row per link per interval, as the simulator's link trace.
+        extra["link_trace"] = dict(out["link_trace"]) if trace else {}
     return {
         "flows_trace": flows_trace,
         "queue_trace": dict(out["queue_trace"]),
+        **extra,
         "flows": flows,
         "queue": dict(out["queue"]),
-        # Both links, with what their models did (summary.json's links when a link has models).
+        # Every link, with what its models did (summary.json's links in a network or when a link has models).
         "links": [dict(link) for link in out.get("links", ())],
-        "conservation": dict(out["conservation"]),
+        "conservation": conservation,
         "stats": stats,
         "emu": emu,
     }

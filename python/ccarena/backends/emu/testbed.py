@@ -202,8 +202,9 @@ class Testbed:
         assert self.tmp is not None
         out = self.tmp / "out"
         data: dict[str, Any] = json.loads((out / "emu.json").read_text())
-        for table in ("flows_trace", "queue_trace"):
-            data[table] = {name: (dtype, (out / file).read_bytes()) for name, dtype, file in data["columns"][table]}
+        for table in ("flows_trace", "queue_trace", "link_trace"):
+            cols = data["columns"].get(table, ())
+            data[table] = {name: (dtype, (out / file).read_bytes()) for name, dtype, file in cols}
         return data
 
 
