@@ -349,7 +349,7 @@ def test_a_policer_drops_far_more_than_a_queue(buckets: dict[str, dict[str, Any]
     assert loss["policer"] >= 2 * loss["droptail"], loss
 
 
-def host_doc(host: bool) -> dict[str, Any]:
+def host_doc(host: bool, era: str | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "name": "host", "duration": "30s", "seed": 1,
         "topology": {"rtt": "100ms", "bottleneck": {"rate": "250Mbps", "buffer": "0.05bdp"}},
@@ -357,7 +357,7 @@ def host_doc(host: bool) -> dict[str, Any]:
         "measure": {"packets": ["5s", "30s"]},
     }  # fmt: skip
     if host:
-        doc["tcp"] = {"host": {"nic": "1Gbps"}}
+        doc["tcp"] = {"host": {"nic": "1Gbps"} | ({"era": era} if era else {})}
     return doc
 
 
@@ -391,6 +391,121 @@ def test_the_host_queue_holds_one_super_packet_at_a_time(tmp_path: Path) -> None
     bursty = run(host_doc(True), tmp_path, "bursty")
     access = [link for link in bursty.summary["links"] if link["name"].startswith("access")]
     assert all(1 < link["max_backlog_pkts"] <= 45 for link in access)
+
+
+def test_with_tsq_the_host_queue_holds_one_super_packet_at_a_time(tmp_path: Path) -> None:
+    # Today's Linux (TCP Small Queues): a sender hands nothing down while more than
+    # max(two super-packets, 1 ms of its pacing rate) is in its host queue and NIC. The ACK
+    # clock releases data at most at twice the bottleneck's rate (slow start), 500 Mbit/s,
+    # which the 1 Gbit/s NIC drains as it comes: the queue holds at most the super-packet
+    # being sent, 45 packets (64 KB), what Linux 2.6 exceeds (the xfail above).
+    today = run(host_doc(True, "linux-today"), tmp_path, "today")
+    access = [link for link in today.summary["links"] if link["name"].startswith("access")]
+    print("host queues:", [link["max_backlog_pkts"] for link in access])
+    assert len(access) == 2
+    assert all(1 < link["max_backlog_pkts"] <= 45 and link["drops"] == 0 for link in access)
+    c = today.summary["conservation"]
+    assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]
+
+
+def tso_autosize(cwnd: float, inflight: float, ssthresh: float, srtt_us: float, mss: int = 1448) -> int:
+    """Linux's ``tcp_tso_autosize`` (5.18+) for an unpaced socket with min RTT above 16.4 ms (no RTT
+    allowance), with ``tcp_update_pacing_rate``'s rate and ``tcp_cwnd_test``'s half-window cap."""
+    ratio = 2.0 if math.isnan(ssthresh) or cwnd < ssthresh / 2 else 1.2  # NaN: no ssthresh yet
+    rate = mss * max(cwnd, inflight) * ratio / (srtt_us / 1e6) if srtt_us > 0 else math.inf
+    segs = min(max(int(min(rate, 2**62)) // 1024 // mss, 2), (65_536 - 321) // mss)
+    return min(segs, max(int(cwnd) // 2, 1))
+
+
+def autosize_bursts(tmp_path: Path) -> tuple[list[tuple[int, int, int]], dict[int, tuple[int, int]], int]:
+    """One CUBIC flow in slow start (no HyStart) at 40 ms into 250 Mbit/s through a 1 Gbit/s NIC,
+    era today. The packets a send hands the host queue at one instant are one super-packet: in
+    slow start an ACK opens four segments, the sender sends once the room reaches the goal (or
+    1 ms after its last send), and the rest (under four) waits for the next ACK. Each burst is
+    compared with the goal at the trace samples (every 10 ms) before and after it; bursts of small
+    goals (under 8 segments, where the rest can make a second super-packet) and from the first
+    retransmission on are left out. Returns the bursts above the larger goal (at, size, goal),
+    the largest burst and the goal of each bracket whose two goals agree, and the bursts compared."""
+    doc = {
+        "name": "autosize", "duration": "2s", "seed": 1,
+        "topology": {"rtt": "40ms", "bottleneck": {"rate": "250Mbps", "buffer": "1bdp"}},
+        "tcp": {"host": {"nic": "1Gbps", "era": "linux-today"}},
+        "flows": [{"cc": "cubic", "params": {"hystart": False}}],
+        "measure": {"interval": "10ms", "packets": ["0s", "2s"]},
+    }  # fmt: skip
+    r = run(doc, tmp_path)
+    assert r.packets is not None
+    f = r.flows.sort_values("t_ns")
+    rtx = f[f["retrans_pkts_total"] > 0]
+    end_ns = int(rtx["t_ns"].iloc[0]) - 10_000_000 if len(rtx) else 2_000_000_000
+    log = r.packets
+    enq = log[(log["link"] == "access0") & (log["event"] == "enqueue") & (log["time_ns"] < end_ns)]
+    bursts = enq.groupby("time_ns").size()
+    t = f["t_ns"].to_numpy()
+    goal = [tso_autosize(row.cwnd_pkts, row.inflight_pkts, row.ssthresh_pkts, row.srtt_us)
+            for row in f.itertuples()]  # fmt: skip
+    over: list[tuple[int, int, int]] = []
+    steady: dict[int, tuple[int, int]] = {}
+    compared = 0
+    for at, n in bursts.items():
+        k = int(np.searchsorted(t, at, side="right"))
+        if k == 0 or k >= len(t):
+            continue
+        lo, hi = min(goal[k - 1], goal[k]), max(goal[k - 1], goal[k])
+        if lo < 8:
+            continue
+        compared += 1
+        if n > hi:
+            over.append((int(at), int(n), hi))
+        if lo == hi:
+            steady[k] = (max(steady.get(k, (0, lo))[0], int(n)), lo)
+    return over, steady, compared
+
+
+def test_today_super_packets_never_exceed_tcp_tso_autosize(tmp_path: Path) -> None:
+    over, _, compared = autosize_bursts(tmp_path)
+    print(f"{compared} bursts compared; above the goal: {over[:5]}")
+    assert compared >= 100 and not over
+
+
+@pytest.mark.xfail(strict=True, reason="the largest burst equalled the goal in 1 of 11 brackets with a steady goal: "
+                   "all of them at the 45-segment cap, where the 1 ms rule of tcp_tso_should_defer sends first, at "
+                   "41-44 segments (slow start's ACK clock opens 2 x 21.6 segments per ms at 250 Mbit/s)")
+def test_today_super_packets_reach_the_autosize_goal(tmp_path: Path) -> None:
+    # Where the goal held still for a whole bracket, its largest burst is the goal in at least
+    # three brackets of four (the goal binds: sends wait for it).
+    _, steady, _ = autosize_bursts(tmp_path)
+    reached = sum(1 for n, g in steady.values() if n == g)
+    assert len(steady) >= 4 and reached >= 0.75 * len(steady)
+
+
+def test_host_era_today_conserves_packets_and_repeats_exactly(tmp_path: Path) -> None:
+    doc = host_doc(True, "linux-today") | {"duration": "10s", "measure": {}}
+    doc["flows"] = [{"cc": "cubic"}, {"cc": "bbr"}, {"cc": "reno", "host": {"tso": False}}]
+    a = run(doc, tmp_path, "a")
+    run(doc, tmp_path, "b")
+    c = a.summary["conservation"]
+    assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]
+    assert (tmp_path / "a" / "summary.json").read_bytes() == (tmp_path / "b" / "summary.json").read_bytes()
+    assert a.spec["tcp"]["host"] == {"nic": "1Gbps", "txqueuelen": 1000, "era": "linux-today", "tsq_limit": "1MiB",
+                                     "tso": True, "tso_win_divisor": 3}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("host", "message"),
+    [
+        ({"era": "linux-3.2"}, 'tcp.host.era: unknown host era "linux-3.2"'),
+        ({"era": "linux-today", "tso_defer": "2ms"}, 'tcp.host.tso_defer: only with era = "linux-2.6"'),
+        ({"tsq_limit": "256KB"}, 'tcp.host.tsq_limit: only with era = "linux-today"'),
+        ({"era": "linux-today", "tsq_limit": "0B"}, "tcp.host.tsq_limit: must be greater than 0"),
+    ],
+)
+def test_host_era_mistakes_name_the_field(host: dict[str, Any], message: str) -> None:
+    doc = {"duration": "1s", "topology": {"rtt": "20ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp"}},
+           "tcp": {"host": {"nic": "1Gbps", **host}}, "flows": [{"cc": "reno"}]}  # fmt: skip
+    with pytest.raises(SpecError) as e:
+        ccarena.load_spec(doc)
+    assert str(e.value).startswith(message), str(e.value)
 
 
 def test_every_model_at_once_conserves_packets_and_repeats_exactly(tmp_path: Path) -> None:
@@ -452,7 +567,7 @@ def test_list_links_shows_every_model_key_with_the_default_a_file_gets(capsys: p
     shown = dict(re.findall(r"^\s+(\w+)\s+.*?default (\S+)", out, flags=re.MULTILINE))
     for key in ("rate", "delay", "trace", "trace_mode", "trace_once", "jitter", "ack_aggregation", "policer",
                 "shaper", "dist", "reorder", "every", "phase", "count", "timeout", "burst", "nic", "txqueuelen",
-                "tso", "tso_segs", "tso_win_divisor", "tso_defer"):
+                "tso", "tso_segs", "tso_win_divisor", "tso_defer", "era", "tsq_limit"):
         assert re.search(rf"^\s+{key}\s", out, flags=re.MULTILINE), key
     spec = ccarena.load_spec({
         "name": "x", "duration": "1s",
@@ -463,7 +578,14 @@ def test_list_links_shows_every_model_key_with_the_default_a_file_gets(capsys: p
     resolved = {**spec.resolved["tcp"]["host"], **spec.resolved["topology"]["bottleneck"]["jitter"],
                 **spec.resolved["topology"]["bottleneck"]["ack_aggregation"],
                 "delay": spec.resolved["topology"]["bottleneck"]["delay"]}
-    for key in ("txqueuelen", "tso", "tso_win_divisor", "tso_defer", "dist", "phase", "delay"):
+    today = ccarena.load_spec({
+        "name": "x", "duration": "1s", "topology": {"rtt": "20ms", "bottleneck": {"rate": "10Mbps", "buffer": "1bdp"}},
+        "tcp": {"host": {"nic": "1Gbps", "era": "linux-today"}}, "flows": [{"cc": "reno"}],
+    })  # fmt: skip
+    # The default era is left out of a resolved file (files written before it resolve as they did).
+    assert "era" not in resolved and shown["era"] == '"linux-2.6"'
+    resolved["tsq_limit"] = today.resolved["tcp"]["host"]["tsq_limit"]
+    for key in ("txqueuelen", "tso", "tso_win_divisor", "tso_defer", "tsq_limit", "dist", "phase", "delay"):
         value = resolved[key]
         printed = "true" if value is True else "false" if value is False else f'"{value}"' if isinstance(value, str) else str(value)
         assert shown[key] == printed, (key, shown[key], printed)

@@ -435,11 +435,20 @@ fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
                     max_segs: get(&t, "max_segs")?,
                     win_divisor: get(&t, "win_divisor")?,
                     max_defer: get::<u64>(&t, "max_defer_ns")? * 1_000,
+                    era: match get_opt::<String>(&t, "era")?.as_deref() {
+                        None | Some("linux-2.6") => sim::tcp::sender::Era::Linux26,
+                        Some("linux-today") => sim::tcp::sender::Era::Today,
+                        Some(e) => return Err(PyValueError::new_err(format!("unknown host era {e:?}"))),
+                    },
                 }),
             },
             access: match get_opt::<Bound<'_, PyDict>>(&f, "access")? {
                 None => None,
-                Some(a) => Some(sim::AccessLink { rate_bps: get(&a, "rate_bps")?, queue_pkts: get(&a, "queue_pkts")? }),
+                Some(a) => Some(sim::AccessLink {
+                    rate_bps: get(&a, "rate_bps")?,
+                    queue_pkts: get(&a, "queue_pkts")?,
+                    tsq: get_opt(&a, "tsq_bytes")?,
+                }),
             },
         });
     }

@@ -85,8 +85,13 @@ fn with_model(kind: &str) -> Config {
         "acks" => c.reverse.model.batch = Some(BatchConfig::Periodic { every_ns: 5_000_000, phase_ns: 0 }),
         "host" => {
             for f in &mut c.flows {
-                f.access = Some(sim::AccessLink { rate_bps: 1_000_000_000, queue_pkts: 1000 });
-                f.tso = Some(sim::tcp::sender::Tso { max_segs: 45, win_divisor: 3, max_defer: 2_000_000_000 });
+                f.access = Some(sim::AccessLink { rate_bps: 1_000_000_000, queue_pkts: 1000, tsq: None });
+                f.tso = Some(sim::tcp::sender::Tso {
+                    max_segs: 45,
+                    win_divisor: 3,
+                    max_defer: 2_000_000_000,
+                    era: Default::default(),
+                });
             }
         }
         _ => unreachable!("unknown model {kind}"),

@@ -73,8 +73,8 @@ pub struct FlowConfig {
     /// With AccECN, the receiver's ACKs carry the AccECN option (byte
     /// counters) besides the ACE field.
     pub accecn_option: bool,
-    /// Send as Linux 2.6 with TCP segmentation offload does (an unpaced
-    /// sender only); `None`: segment by segment.
+    /// Send as Linux with TCP segmentation offload does, 2.6's or today's
+    /// (an unpaced sender only); `None`: segment by segment.
     pub tso: Option<Tso>,
     /// The sender's own link in front of its route (a NIC and its queue);
     /// `None`: the sender feeds its route's first link directly.
@@ -87,6 +87,10 @@ pub struct FlowConfig {
 pub struct AccessLink {
     pub rate_bps: u64,
     pub queue_pkts: u64,
+    /// TCP Small Queues (today's Linux): `tcp_limit_output_bytes`, the most
+    /// an unpaced sender keeps in this host queue and NIC (see
+    /// [`crate::tcp::sender::tsq_limit`]); `None`: no TSQ (Linux 2.6).
+    pub tsq: Option<u64>,
 }
 
 /// The route of one flow: link indices (0 the bottleneck, 1 the reverse

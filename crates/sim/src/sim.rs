@@ -60,6 +60,9 @@ struct Flow {
     ack_route: Vec<u32>,
     /// Link where the flow's rate at the bottleneck is counted.
     measure_port: usize,
+    /// The sender's access link when its sender keeps TCP Small Queues
+    /// (it hears of each packet leaving it); else `usize::MAX`.
+    host_port: usize,
     /// Wire bytes of its data that left each link of `data_route`.
     route_bytes: Vec<u64>,
     /// Time of the pending event of each timer slot (u64::MAX = none).
@@ -316,6 +319,7 @@ impl Simulator {
                 accecn: f.accecn,
                 peer_accecn: f.receiver_accecn,
                 tso: f.tso,
+                tsq: f.access.and_then(|a| a.tsq),
             };
             let slot = sim.alloc_slot(route.data.len(), route.ack.len());
             debug_assert_eq!(slot as usize, i);
@@ -444,6 +448,7 @@ impl Simulator {
             accecn: false,
             peer_accecn: true,
             tso: None,
+            tsq: None,
         };
         self.flows.push(Flow {
             sender: Sender::new(id, dummy, cc::build("reno", &[]).expect("reno is registered")),
@@ -454,6 +459,7 @@ impl Simulator {
             data_route: Vec::with_capacity(data),
             ack_route: Vec::with_capacity(ack),
             measure_port: FWD,
+            host_port: usize::MAX,
             route_bytes: Vec::with_capacity(data),
             pending: [u64::MAX; TIMER_KINDS],
             start: 0,
@@ -489,6 +495,10 @@ impl Simulator {
         let fl = &mut self.flows[slot as usize];
         debug_assert!(fl.n_data as usize == route.data.len() + 1 && fl.n_ack as usize == route.ack.len() + 1);
         let mut first = fl.line0 as usize;
+        // A sender with TCP Small Queues hands its packets to its host queue at
+        // once (they count as below TCP until they leave the NIC): the delay
+        // in front of the access link moves behind it.
+        let host_first = scfg.tsq.is_some();
         for (links, end) in [(&route.data, Hop::Receiver(slot)), (&route.ack, Hop::Sender(slot))] {
             // Lines: a, the links' delays but the last, the last link's delay + b;
             // a = b = (rtt/2 − Σ delays)/2 (the dumbbell's a_i and b_i).
@@ -500,6 +510,9 @@ impl Simulator {
                 let line = &mut self.lines[first + k];
                 debug_assert!(line.is_empty());
                 line.delay = if k == 0 { access } else { self.link_delay[links[k - 1] as usize] };
+                if host_first && end == Hop::Receiver(slot) && k < 2 {
+                    line.delay = if k == 0 { 0 } else { access + self.link_delay[links[0] as usize] };
+                }
                 line.next = Hop::Port(l);
                 before += line.delay;
             }
@@ -528,6 +541,7 @@ impl Simulator {
         fl.route_bytes.clear();
         fl.route_bytes.resize(route.data.len(), 0);
         fl.measure_port = route.measure as usize;
+        fl.host_port = if scfg.tsq.is_some() { route.data[0] as usize } else { usize::MAX };
         let accurate_ecn = cc.needs_ecn();
         fl.sender.reinit(slot, scfg, cc);
         fl.sender.tp.rng_seed = cc_seed;
@@ -580,6 +594,7 @@ impl Simulator {
             accecn: false,
             peer_accecn: true,
             tso: None,
+            tsq: None,
         };
         st.stats.offered_bytes += size;
         st.stats.started += 1;
@@ -1203,6 +1218,9 @@ impl Simulator {
             let pkt = self.arena.get(id);
             (pkt.flow, pkt.kind)
         };
+        if kind == Kind::Data && p == self.flows[flow as usize].host_port && !self.flows[flow as usize].closing {
+            self.host_left(flow, id);
+        }
         self.arena.free(id);
         self.dropped += 1;
         if p == FWD {
@@ -1266,16 +1284,19 @@ impl Simulator {
         } else {
             let fl = &mut self.flows[flow];
             let line = if kind == Kind::Data {
+                let line = fl.line0 + hop;
                 fl.route_bytes[hop as usize - 1] += wire;
                 if p == fl.measure_port {
                     // Rate at the router: bytes counted as their last bit leaves.
                     fl.interval_bytes += wire;
                     fl.total_bytes += wire;
+                } else if p == fl.host_port {
+                    self.host_left(flow as u32, id);
                 }
                 if p == FWD && flow >= self.n_fg {
                     self.interval_bg_bytes += wire;
                 }
-                fl.line0 + hop
+                line
             } else {
                 fl.line0 + fl.n_data as u32 + hop
             };
@@ -1284,6 +1305,18 @@ impl Simulator {
             }
         }
         service::start_next(&mut Net::<LOG>(self), p, now);
+    }
+
+    /// A data packet left the sender's host (sent by its NIC or dropped by
+    /// its queue): TSQ's TX completion.
+    #[cold]
+    #[inline(never)]
+    fn host_left(&mut self, f: u32, id: PacketId) {
+        let seg = self.arena.get(id).seg;
+        let fl = &mut self.flows[f as usize];
+        if !fl.closing && fl.sender.host_left(self.now, seg) {
+            self.flush(f);
+        }
     }
 
     fn udp_send<const LOG: bool>(&mut self, u: usize) {

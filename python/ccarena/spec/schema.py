@@ -277,6 +277,7 @@ REVERSE = _t(
 )
 
 NETWORK_KINDS = ("dumbbell", "parking_lot", "links")
+HOST_ERAS = ("linux-2.6", "linux-today")
 """Shapes of ``[topology]``: one bottleneck, a line of links, or links named one by one."""
 
 HOP = _t(
@@ -313,17 +314,23 @@ TOPOLOGY = _t(
 )
 
 HOST = _t(
-    "the sending host: an access link at the NIC's rate with its queue, and TSO bursts (Linux 2.6)",
+    "the sending host: an access link at the NIC's rate with its queue, and TSO bursts (Linux 2.6, or today's "
+    "Linux with TCP Small Queues)",
     {
         "nic": Field("rate", "the NIC's rate (required, e.g. \"1Gbps\")"),
         "txqueuelen": Field("int", "the host queue in front of the NIC, packets", default=1000, lo=1, hi=1_000_000),
-        "tso": Field("bool", "unpaced senders send 64 KB super-packets and defer small ones, as Linux 2.6 with "
-                     "TSO", default=True),
-        "tso_segs": Field("int", "segments in a full super-packet (default: those fitting 65535 - 320 bytes)",
-                          lo=1, hi=65535),
+        "era": Field("choice", "linux-2.6: 64 KB super-packets, no TCP Small Queues; linux-today: super-packets "
+                     "of about 1 ms of the pacing rate (tcp_tso_autosize, 5.18+) and TCP Small Queues",
+                     default="linux-2.6", choices=HOST_ERAS),
+        "tso": Field("bool", "unpaced senders send super-packets (TSO) and defer small ones: 64 KB ones as Linux "
+                     "2.6, about 1 ms of the pacing rate as today's Linux", default=True),
+        "tso_segs": Field("int", "segments in a full super-packet, the most with linux-today (default: those "
+                          "fitting 65535 - 320 bytes)", lo=1, hi=65535),
         "tso_win_divisor": Field("int", "send once a 1/divisor of the window is open (tcp_tso_win_divisor)",
                                  default=3, lo=1, hi=1000),
-        "tso_defer": Field("time", "longest wait for more ACKs (two jiffies)", default="2ms"),
+        "tso_defer": Field("time", "longest wait for more ACKs (two jiffies; era linux-2.6 only)", default="2ms"),
+        "tsq_limit": Field("bytes", "TCP Small Queues: most an unpaced socket keeps below TCP "
+                           "(tcp_limit_output_bytes; era linux-today only)", default="1MiB"),
     },
 )
 

@@ -51,7 +51,7 @@ use std::collections::VecDeque;
 
 use super::accecn::{AckFacts, Mirror};
 use super::rtt::{RttEstimator, RTO_MAX_US};
-use crate::event::{Time, PS_PER_NS, PS_PER_S, PS_PER_US};
+use crate::event::{Time, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
 use crate::hist::Histogram;
 use crate::packet::{Packet, MAX_SACK};
 use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, EcnMode, RateSample, Sock, INFINITE_SSTHRESH};
@@ -111,6 +111,62 @@ pub struct SenderConfig {
     pub peer_accecn: bool,
     /// TCP segmentation offload's sending pattern, for an unpaced sender; `None`: segment by segment.
     pub tso: Option<Tso>,
+    /// TCP Small Queues: the sender stops handing data down while more than
+    /// its limit is in the host's queue and NIC (today's Linux); the value is
+    /// `tcp_limit_output_bytes`, the cap for an unpaced socket. `None`: no TSQ.
+    pub tsq: Option<u64>,
+}
+
+/// Which Linux's TSO the sender follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Era {
+    /// Linux 2.6: full 64 KB super-packets, deferral for at most `max_defer`.
+    #[default]
+    Linux26,
+    /// Linux since 5.18 (`tcp_tso_autosize` with its RTT allowance, the
+    /// current `tcp_tso_should_defer`, super-packets of at most half the window).
+    Today,
+}
+
+/// Linux's `tcp_tso_rtt_log`: the RTT allowance of `tcp_tso_autosize` halves
+/// for every 2^9 µs of min RTT.
+pub const TSO_RTT_LOG: u32 = 9;
+/// Linux's `sk_pacing_shift` (10): super-packets and the TSQ limit are sized
+/// to 2^-10 s (about 1 ms) of the pacing rate.
+pub const PACING_SHIFT: u32 = 10;
+/// Linux's `tcp_min_tso_segs`.
+pub const MIN_TSO_SEGS: u64 = 2;
+/// The socket's largest GSO packet, bytes: `GSO_LEGACY_MAX_SIZE` (65 536)
+/// less `MAX_TCP_HEADER` + 1 (320 + 1), as `sk_setup_caps` sets `sk_gso_max_size`.
+pub const GSO_MAX_BYTES: u64 = 65_536 - 321;
+/// An skb's `truesize` beyond its payload, bytes: the `sk_buff`, its shared
+/// info and the header area `tcp_stream_alloc_skb` allocates (about
+/// `SKB_TRUESIZE(MAX_TCP_HEADER)` on x86-64; it varies with the kernel's
+/// configuration).
+pub const SKB_OVERHEAD: u64 = 1_280;
+
+/// Segments in a super-packet of today's Linux (`tcp_tso_autosize`, 5.18+):
+/// about 1 ms of the pacing rate (bytes/s) plus an allowance that halves
+/// for every 512 µs of min RTT, at most [`GSO_MAX_BYTES`], at least two
+/// segments, at most `max_segs`.
+pub fn tso_autosize(pacing_rate: u64, min_rtt_us: u64, mss: u64, max_segs: u64) -> u64 {
+    let mut bytes = pacing_rate >> PACING_SHIFT;
+    let r = min_rtt_us >> TSO_RTT_LOG;
+    if r < 32 {
+        bytes += GSO_MAX_BYTES >> r;
+    }
+    (bytes.min(GSO_MAX_BYTES) / mss.max(1)).max(MIN_TSO_SEGS).min(max_segs)
+}
+
+/// The TSQ limit before an skb of `truesize` bytes (`tcp_small_queue_check`):
+/// two such skbs or about 1 ms of the pacing rate, whichever is more; for an
+/// unpaced socket at most `limit_output_bytes`; doubled for a retransmission.
+pub fn tsq_limit(truesize: u64, pacing_rate: u64, paced: bool, limit_output_bytes: u64, rtx: bool) -> u64 {
+    let mut limit = (2 * truesize).max(pacing_rate >> PACING_SHIFT);
+    if !paced {
+        limit = limit.min(limit_output_bytes);
+    }
+    limit << rtx as u32
 }
 
 /// How a Linux sender with TSO (2.6 era, no pacing) puts data on the wire:
@@ -120,13 +176,59 @@ pub struct SenderConfig {
 /// a small one, for at most `max_defer` (`tcp_tso_should_defer`; its
 /// default divisor `tcp_tso_win_divisor` is 3, its wait two jiffies). A
 /// deferring sender counts as cwnd-limited, as Linux's `tcp_is_cwnd_limited`
-/// then says.
+/// then says. With [`Era::Today`] super-packets are autosized and deferral
+/// follows today's rule instead (see `Sender::tso_defer_today`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tso {
-    /// Segments in a full super-packet (64 KB: 45 of 1448 bytes).
+    /// Segments in a full super-packet (64 KB: 45 of 1448 bytes); today's
+    /// autosizing is capped by it.
     pub max_segs: u32,
     pub win_divisor: u32,
+    /// Longest deferral (Linux 2.6 only).
     pub max_defer: Time,
+    pub era: Era,
+}
+
+/// What a sender with TCP Small Queues knows of its data below TCP: its
+/// skbs in the host queue and NIC, oldest first, as (last segment, truesize);
+/// the simulator reports each packet that leaves the host (or is dropped
+/// there), and an skb is freed with its last segment, as Linux frees it on
+/// TX completion (`tcp_wfree`).
+#[derive(Debug, Default)]
+struct HostQueue {
+    on: bool,
+    /// Truesize of the skbs below TCP (Linux `sk_wmem_alloc`), bytes.
+    bytes: u64,
+    skbs: VecDeque<(u64, u64)>,
+    /// First segment of the newest skb of new data.
+    newest_first: u64,
+    /// TSQ stopped the sender; it resumes on the next TX completion
+    /// (Linux `TSQ_THROTTLED`).
+    throttled: bool,
+    /// `sk_pacing_rate` of an unpaced socket before the first RTT sample
+    /// (Linux's `tcp_update_pacing_rate` then leaves it undivided by srtt:
+    /// in effect unbounded), bytes/s.
+    rate: u64,
+}
+
+impl HostQueue {
+    fn new(on: bool) -> HostQueue {
+        HostQueue {
+            on,
+            skbs: if on { VecDeque::with_capacity(64) } else { VecDeque::new() },
+            rate: u64::MAX >> 8,
+            ..HostQueue::default()
+        }
+    }
+}
+
+/// What TSO and TCP Small Queues make of the next new segment.
+enum Shape {
+    Send,
+    /// TSO waits for more ACKs (counted as cwnd-limited).
+    Defer,
+    /// TSQ holds it until a TX completion.
+    Hold,
 }
 
 // Scoreboard flags.
@@ -241,6 +343,10 @@ pub struct Sender {
     /// left in the super-packet being sent.
     tso_deferred: Time,
     tso_left: u32,
+    /// TCP Small Queues (`cfg.tsq`): the host's state.
+    host: HostQueue,
+    /// TSO or TCP Small Queues shape the sending (`cfg.tso` or `cfg.tsq`).
+    shaped: bool,
     start: Time,
     /// Segments the application offers in total (fixed size), if bounded.
     total_segs: Option<u64>,
@@ -359,6 +465,8 @@ impl Sender {
             last_send: 0,
             tso_deferred: 0,
             tso_left: 0,
+            host: HostQueue::new(cfg.tsq.is_some()),
+            shaped: cfg.tso.is_some() || cfg.tsq.is_some(),
             start: 0,
             total_segs,
             total_bytes,
@@ -539,17 +647,26 @@ impl Sender {
                     if (self.nxt + 1 - self.una) * self.cfg.mss as u64 > rwnd {
                         break;
                     }
-                    if self.cfg.tso.is_some() && !self.tp.paced {
-                        if self.tso_left == 0 && self.tso_defer(now, rwnd) {
-                            cwnd_limited = true;
-                            break;
+                    if self.shaped {
+                        match self.shape(now, rwnd) {
+                            Shape::Send => {}
+                            Shape::Defer => {
+                                cwnd_limited = true;
+                                break;
+                            }
+                            Shape::Hold => break,
                         }
-                        self.tso_left = self.tso_left.saturating_sub(1);
                     }
                     (self.nxt, false)
                 }
             };
-            if self.tp.paced && self.tp.pacing_rate > 0 && now < self.next_send {
+            if is_rtx && self.host.on && !self.pacing_waits(now) {
+                if self.tsq_holds(1, true) {
+                    break;
+                }
+                self.host_skb(k, 1, true);
+            }
+            if self.pacing_waits(now) {
                 self.timers[T_PACE] = self.next_send;
                 break;
             }
@@ -558,11 +675,154 @@ impl Sender {
         self.cwnd_validate(cwnd_limited);
     }
 
+    /// TSO and TCP Small Queues before the next new segment: whether to send
+    /// it, to defer (TSO), or to hold it until a TX completion (TSQ). A new
+    /// skb is accounted below TCP as it is decided; all its segments are
+    /// sent in this call.
+    #[inline]
+    fn shape(&mut self, now: Time, rwnd: u64) -> Shape {
+        if self.cfg.tso.is_some() && !self.tp.paced {
+            if self.tso_left == 0 {
+                if self.tso_defer(now, rwnd) {
+                    return Shape::Defer;
+                }
+                if self.host.on {
+                    let segs = self.tso_left as u64;
+                    if self.tsq_holds(segs, false) {
+                        self.tso_left = 0;
+                        return Shape::Hold;
+                    }
+                    self.host_skb(self.nxt, segs, false);
+                }
+            }
+            self.tso_left = self.tso_left.saturating_sub(1);
+        } else if self.host.on && !self.pacing_waits(now) {
+            if self.tsq_holds(1, false) {
+                return Shape::Hold;
+            }
+            self.host_skb(self.nxt, 1, false);
+        }
+        Shape::Send
+    }
+
+    /// The paced sender must wait before its next segment.
+    #[inline]
+    fn pacing_waits(&self, now: Time) -> bool {
+        self.tp.paced && self.tp.pacing_rate > 0 && now < self.next_send
+    }
+
+    /// TCP Small Queues (`tcp_small_queue_check`, current form): whether the
+    /// next skb, of `segs` segments, must wait for a TX completion because
+    /// more than the limit is below TCP. It is sent anyway while the
+    /// retransmission queue holds at most one skb (Linux
+    /// `tcp_rtx_queue_empty_or_single_skb`; here: no segment in flight, or
+    /// all of them sent in the newest skb).
+    #[inline(never)]
+    fn tsq_holds(&mut self, segs: u64, rtx: bool) -> bool {
+        let truesize = segs * self.cfg.mss as u64 + SKB_OVERHEAD;
+        let limit = tsq_limit(truesize, self.sk_pacing_rate(), self.tp.paced, self.cfg.tsq.unwrap_or(u64::MAX), rtx);
+        if self.host.bytes <= limit || self.nxt == self.una || self.una >= self.host.newest_first {
+            return false;
+        }
+        self.host.throttled = true;
+        true
+    }
+
+    /// The socket's pacing rate, bytes/s: the algorithm's or the pacing
+    /// sender's; for an unpaced socket Linux's `tcp_update_pacing_rate`
+    /// value, from the current cwnd, packets out and srtt (Linux computes it
+    /// on each ACK; the two differ only while more than cwnd is out).
+    #[inline]
+    fn sk_pacing_rate(&self) -> u64 {
+        if self.tp.paced {
+            self.tp.pacing_rate
+        } else {
+            self.linux_pacing_rate()
+        }
+    }
+
+    /// A packet of this sender left the host (its NIC sent it, or the host
+    /// queue dropped it). Frees the skb it ends; returns whether the sender
+    /// was waiting for that and has tried to send (TSQ's TX-completion
+    /// handler, `tcp_tsq_handler`).
+    pub fn host_left(&mut self, now: Time, seg: u64) -> bool {
+        match self.host.skbs.front() {
+            Some(&(last, truesize)) if last == seg => {
+                self.host.skbs.pop_front();
+                self.host.bytes -= truesize;
+            }
+            _ => return false,
+        }
+        if !self.host.throttled {
+            return false;
+        }
+        self.host.throttled = false;
+        self.try_send(now);
+        true
+    }
+
+    /// Bytes (truesize) of this sender's skbs in the host queue and NIC.
+    pub fn host_bytes(&self) -> u64 {
+        self.host.bytes
+    }
+
+    /// An skb of `segs` segments from `first` goes below TCP.
+    fn host_skb(&mut self, first: u64, segs: u64, rtx: bool) {
+        let truesize = segs * self.cfg.mss as u64 + SKB_OVERHEAD;
+        self.host.skbs.push_back((first + segs - 1, truesize));
+        self.host.bytes += truesize;
+        if !rtx {
+            self.host.newest_first = first;
+        }
+    }
+
+    /// TSO of today's Linux: whether to wait for more ACKs before the next
+    /// super-packet (`tcp_tso_should_defer` as of 6.18); if not, sizes the
+    /// super-packet (`tcp_tso_autosize`, 5.18+, and `tcp_cwnd_test`'s
+    /// half-window cap). Deferral needs all of: not in recovery; the last
+    /// send less than 1 ms ago; the window allowing less than a super-packet
+    /// and less than `1/win_divisor` of the window; data in flight whose ACK
+    /// is due within min(srtt/2, 1 ms). There is no deferral timer: the next
+    /// ACK or TX completion ends it. Linux's further case for an skb in the
+    /// middle of the write queue (send if the window holds all of it) is left
+    /// out: a bulk sender's skbs in the write queue are super-packet sized,
+    /// so it coincides with the first.
+    #[inline(never)]
+    fn tso_defer_today(&mut self, now: Time, rwnd: u64, tso: Tso) -> bool {
+        let mss = self.cfg.mss as u64;
+        let cwnd = self.tp.snd_cwnd as u64;
+        let cwnd_room = cwnd.saturating_sub(self.window_used() as u64);
+        let rwnd_room = (rwnd / mss).saturating_sub(self.nxt - self.una);
+        let room = cwnd_room.min(rwnd_room);
+        let app_room = self.app_avail(now).saturating_sub(self.nxt);
+        let goal = tso_autosize(self.sk_pacing_rate(), self.tp.min_rtt_us, mss, tso.max_segs as u64);
+        let chunk = (rwnd / mss).min(cwnd) / tso.win_divisor.max(1) as u64;
+        let srtt = self.tp.srtt_us * PS_PER_US;
+        let defer = self.tp.ca_state < CaState::Recovery
+            && now - self.last_send <= PS_PER_MS
+            && room < goal
+            && room < chunk
+            && app_room > room
+            && self.nxt > self.una
+            && (self.seg(self.una).tx_time + srtt).saturating_sub(now) <= (srtt / 2).min(PS_PER_MS);
+        if defer {
+            return true;
+        }
+        // tcp_cwnd_test: at most half the window per skb, so that at least
+        // two are in flight.
+        let half = (cwnd >> 1).max(1);
+        self.tso_left = room.min(app_room).min(goal).min(half) as u32;
+        false
+    }
+
     /// TSO: whether to wait for more ACKs before the next super-packet
     /// (`tcp_tso_should_defer` of Linux 2.6); if not, sizes the super-packet.
     #[inline(never)]
     fn tso_defer(&mut self, now: Time, rwnd: u64) -> bool {
         let tso = self.cfg.tso.expect("checked by the caller");
+        if tso.era == Era::Today {
+            return self.tso_defer_today(now, rwnd, tso);
+        }
         let mss = self.cfg.mss as u64;
         let cwnd_room = self.tp.snd_cwnd.saturating_sub(self.window_used()) as u64;
         let rwnd_room = (rwnd / mss).saturating_sub(self.nxt - self.una);
@@ -1359,6 +1619,18 @@ impl Sender {
         tp.pacing_rate = (tp.mss as u128 * w as u128 * ratio as u128 * 1_000_000 / 100 / tp.srtt_us as u128) as u64;
     }
 
+    /// The same rate for an unpaced socket's `sk_pacing_rate` (which sizes
+    /// its super-packets and its TSQ limit); unchanged before an RTT sample.
+    fn linux_pacing_rate(&self) -> u64 {
+        let tp = &self.tp;
+        if tp.srtt_us == 0 {
+            return self.host.rate;
+        }
+        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
+        let w = tp.snd_cwnd.max(tp.packets_out) as u64;
+        (tp.mss as u128 * w as u128 * ratio as u128 * 1_000_000 / 100 / tp.srtt_us as u128) as u64
+    }
+
     /// Timer expiry dispatch for the sender's slots.
     pub fn on_timer(&mut self, now: Time, slot: usize) {
         match slot {
@@ -1399,6 +1671,7 @@ mod tests {
             accecn: false,
             peer_accecn: true,
             tso: None,
+            tsq: None,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = cwnd; // in congestion avoidance from the start
@@ -1890,6 +2163,7 @@ mod tests {
             accecn: false,
             peer_accecn: true,
             tso: None,
+            tsq: None,
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = 10;
@@ -1933,5 +2207,109 @@ mod tests {
         let more = sent(&mut s);
         assert!(!more.is_empty());
         assert!(s.seg(more[0].0).flags & APP_LIMITED == 0);
+    }
+
+    // Today's TSO autosizing (Linux 5.18+ `tcp_tso_autosize`, MSS 1448). A
+    // CUBIC flow in congestion avoidance with cwnd 200 and srtt 20 ms has
+    // Linux's pacing rate 1.2 · 200 · 1448 B / 20 ms = 17 376 000 B/s.
+    const CUBIC_RATE: u64 = 17_376_000;
+
+    #[test]
+    fn linux_pacing_rate_of_an_unpaced_cubic_flow() {
+        let mut s = today_sender(200);
+        s.tp.snd_ssthresh = 200; // cwnd ≥ ssthresh/2: congestion avoidance, 120 %
+        s.tp.srtt_us = 20_000;
+        assert_eq!(s.linux_pacing_rate(), CUBIC_RATE);
+        s.tp.snd_ssthresh = 402; // cwnd < ssthresh/2: slow start, 200 %
+        assert_eq!(s.linux_pacing_rate(), CUBIC_RATE / 120 * 200);
+    }
+
+    #[test]
+    fn autosize_without_the_rtt_allowance_is_a_millisecond_of_pacing() {
+        // Beyond 16.4 ms of min RTT the allowance is 65215 >> 32 or more: nothing,
+        // so these are the 3.12–5.17 sizes: bytes = rate >> 10, capped at 65215.
+        let segs = |rate_bps: u64| tso_autosize(rate_bps / 8, 100_000, 1448, 45);
+        assert_eq!(segs(1_000_000_000), 45); // 122 070 B, capped at 65 215 B
+        assert_eq!(segs(250_000_000), 21); // 30 517 B
+        assert_eq!(segs(10_000_000), 2); // 1 220 B, the minimum of two
+        assert_eq!(tso_autosize(CUBIC_RATE, 20_000, 1448, 45), 11); // 16 968 B
+                                                                    // Before an RTT sample (min RTT "infinite") there is no allowance either.
+        assert_eq!(tso_autosize(CUBIC_RATE, u64::MAX, 1448, 45), 11);
+    }
+
+    #[test]
+    fn autosize_adds_the_rtt_allowance_of_close_peers() {
+        // 16 968 B plus 65 215 B >> (min_rtt_us >> 9).
+        assert_eq!(tso_autosize(CUBIC_RATE, 2_000, 1448, 45), 17); // + 8 151 B (>> 3)
+        assert_eq!(tso_autosize(CUBIC_RATE, 1_000, 1448, 45), 34); // + 32 607 B (>> 1)
+        assert_eq!(tso_autosize(CUBIC_RATE, 500, 1448, 45), 45); // + 65 215 B, capped
+        assert_eq!(tso_autosize(CUBIC_RATE, 0, 1448, 45), 45);
+        // `tso_segs` caps it.
+        assert_eq!(tso_autosize(CUBIC_RATE, 500, 1448, 30), 30);
+    }
+
+    #[test]
+    fn tsq_limit_is_two_super_packets_or_a_millisecond_of_pacing() {
+        // The CUBIC flow above: 11-segment skbs of truesize 11 · 1448 + 1280 = 17 208 B;
+        // two of them (34 416 B) exceed 1 ms of its rate (16 968 B).
+        let truesize = |segs: u64| segs * 1448 + SKB_OVERHEAD;
+        assert_eq!(tsq_limit(truesize(11), CUBIC_RATE, false, 1 << 20, false), 34_416);
+        // Retransmissions may have twice as much below TCP.
+        assert_eq!(tsq_limit(truesize(11), CUBIC_RATE, false, 1 << 20, true), 68_832);
+        // At 1 Gbit/s: 1 ms is 122 070 B, two 45-segment skbs 132 880 B.
+        assert_eq!(tsq_limit(truesize(45), 125_000_000, false, 1 << 20, false), 132_880);
+        // At 10 Gbit/s 1 ms (1 220 703 B) exceeds tcp_limit_output_bytes, the cap of
+        // an unpaced socket; a paced one keeps the millisecond.
+        assert_eq!(tsq_limit(truesize(45), 1_250_000_000, false, 1 << 20, false), 1 << 20);
+        assert_eq!(tsq_limit(truesize(45), 1_250_000_000, true, 1 << 20, false), 1_220_703);
+    }
+
+    fn today_sender(cwnd: u32) -> Sender {
+        let cfg = SenderConfig {
+            mss: 1448,
+            header_bytes: 52,
+            init_cwnd: cwnd,
+            rwnd_bytes: None,
+            pacing: false,
+            recovery: Recovery::Prr,
+            app: App::Bulk,
+            ecn: false,
+            accecn: false,
+            peer_accecn: true,
+            tso: Some(Tso { max_segs: 45, win_divisor: 3, max_defer: 2 * PS_PER_MS, era: Era::Today }),
+            tsq: Some(1 << 20),
+        };
+        let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
+        s.tp.snd_ssthresh = cwnd;
+        s
+    }
+
+    #[test]
+    fn tsq_stops_the_sender_until_its_skbs_leave_the_host() {
+        // cwnd 100, no RTT sample: the rate is unbounded, so super-packets are
+        // capped by the half window (50) and by 45 segments; the TSQ limit is
+        // tcp_limit_output_bytes (1 MiB) until the retransmission queue holds
+        // more than one skb. With srtt 20 ms and cwnd 100 the rate is
+        // 1.2 · 100 · 1448 / 20 ms = 8 688 000 B/s: 8 484 B per ms, 5 segments,
+        // and a limit of two 5-segment skbs, 2 · (5 · 1448 + 1280) = 17 040 B.
+        let mut s = today_sender(100);
+        s.tp.srtt_us = 20_000;
+        s.tp.min_rtt_us = 20_000;
+        assert_eq!(s.sk_pacing_rate(), 8_688_000);
+        s.start(0);
+        let sizes: Vec<u64> = s.host.skbs.iter().map(|&(_, t)| (t - SKB_OVERHEAD) / 1448).collect();
+        // The first skb goes out whatever the limit (empty retransmission queue), the
+        // second as the first is the only one in flight, the third as 2 · 8 520 B is
+        // not above the limit; then 25 560 B > 17 040 B stops the sender.
+        assert_eq!(sizes, vec![5, 5, 5]);
+        assert!(s.host.throttled);
+        assert_eq!(s.out.len(), 15);
+        // The NIC sends the first skb's five packets: the sender hands down one more.
+        for k in 0..4 {
+            assert!(!s.host_left(1, k));
+        }
+        assert!(s.host_left(1, 4));
+        assert_eq!(s.out.len(), 20);
+        assert_eq!(s.host_bytes(), 3 * (5 * 1448 + SKB_OVERHEAD));
     }
 }
