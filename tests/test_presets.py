@@ -193,9 +193,9 @@ def test_e_series_fits_the_emulation_backend(preset_id: str) -> None:
 def test_kernel_forms_fit_the_emulation_backend_with_the_26_cubic(
     preset_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """B5's and C3's kernel forms run only CUBIC with Linux 2.6's settings: the emulator accepts them
-    when the kernel's tcp_cubic module parameters are 819/1024 and no HyStart, and refuses them with
-    today's."""
+    """B5's and C3's kernel forms run only CUBIC with Linux 2.6's settings (B5 at its two rates, C3 at
+    250 Mbit/s): the emulator accepts them when the kernel's tcp_cubic module parameters are
+    819/1024, no HyStart and an initial ssthresh of 100, and refuses them with today's."""
     from ccarena.backends.emu import checks
     from ccarena.campaign.campaign import plan
     from ccarena.spec import SpecError
@@ -203,18 +203,23 @@ def test_kernel_forms_fit_the_emulation_backend_with_the_26_cubic(
     if "cubic" not in set(checks.kernel_algorithms()):
         pytest.skip("this kernel lacks cubic")
     g, _ = plan(get(preset_id).document(backend="emu"))
-    assert len(g.runs) == 5 and {r.spec.resolved["flows"][0]["cc"] for r in g.runs} == {"cubic"}
+    assert len(g.runs) == {"B5": 10, "C3": 5}[preset_id]
+    assert {r.spec.resolved["flows"][0]["cc"] for r in g.runs} == {"cubic"}
 
-    def kernel(beta: int, hystart: int) -> dict:
+    def kernel(beta: int, hystart: int, initial_ssthresh: int) -> dict:
         return {
             "beta": (beta, lambda v: round(float(v) * 1024) == beta, f"{beta}/1024"),
             "hystart": (hystart, lambda x: bool(x) == bool(hystart), str(hystart)),
+            "initial_ssthresh": (initial_ssthresh, lambda x: int(x) == initial_ssthresh, str(initial_ssthresh)),
         }
 
-    monkeypatch.setattr(checks, "_cubic_module_params", lambda: kernel(819, 0))
+    monkeypatch.setattr(checks, "_cubic_module_params", lambda: kernel(819, 0, 100))
     for run in g.runs:
         checks.check_spec(run.spec)
-    monkeypatch.setattr(checks, "_cubic_module_params", lambda: kernel(717, 1))
+    monkeypatch.setattr(checks, "_cubic_module_params", lambda: kernel(819, 0, 0))
+    with pytest.raises(SpecError, match="params.initial_ssthresh"):
+        checks.check_spec(g.runs[0].spec)
+    monkeypatch.setattr(checks, "_cubic_module_params", lambda: kernel(717, 1, 0))
     with pytest.raises(SpecError, match="params.beta"):
         checks.check_spec(g.runs[0].spec)
 

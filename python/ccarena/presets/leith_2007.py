@@ -683,7 +683,7 @@ def b6_figure(c: Campaign) -> Any:
     return rtt_ratio_figure(rtt_records(c), "16 ms flow / 160 ms flow")
 
 
-_CUBIC_26 = {"beta": 0.8, "hystart": False}
+_CUBIC_26 = {"beta": 0.8, "hystart": False, "initial_ssthresh": 100}
 
 B_SERIES = [
     Preset(
@@ -810,10 +810,10 @@ B_SERIES = [
         measure=b5_measure,
         judge=b5_judge,
         kernel={
-            "sweep.topology.bottleneck.rate": ["250Mbps"],
+            "sweep.topology.bottleneck.rate": ["10Mbps", "250Mbps"],
             "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.05bdp", "0.1bdp", "0.2bdp", "0.3bdp"],
             "sweep.flows[0].cc": ["cubic"],
-            "sweep.flows[0].params": [{"beta": 0.8, "hystart": False}],
+            "sweep.flows[0].params": [_CUBIC_26],
             "sweep.repeat": 1,
         },
         quick={

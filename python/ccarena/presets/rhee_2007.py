@@ -504,7 +504,7 @@ C_SERIES = [
         judge=c3_judge,
         kernel={
             "sweep.flows[0].cc": ["cubic"],
-            "sweep.flows[0].params": [{"beta": 0.8, "hystart": False}],
+            "sweep.flows[0].params": [{"beta": 0.8, "hystart": False, "initial_ssthresh": 100}],
             "sweep.repeat": 1,
         },
         quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp"]},
