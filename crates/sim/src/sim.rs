@@ -436,20 +436,7 @@ impl Simulator {
         for _ in 0..data + ack + 2 {
             self.lines.push(DelayLine::new(0, Hop::Sender(id)));
         }
-        let dummy = SenderConfig {
-            mss: 1,
-            header_bytes: 0,
-            init_cwnd: 1,
-            rwnd_bytes: None,
-            pacing: false,
-            recovery: Recovery::Prr,
-            app: App::Bulk,
-            ecn: false,
-            accecn: false,
-            peer_accecn: true,
-            tso: None,
-            tsq: None,
-        };
+        let dummy = SenderConfig::bulk(1, 0, 1);
         self.flows.push(Flow {
             sender: Sender::new(id, dummy, cc::build("reno", &[]).expect("reno is registered")),
             receiver: Receiver::new(id, 1, 0, None),
@@ -583,18 +570,11 @@ impl Simulator {
         let c = &st.cfg;
         let cc = cc::build(&c.cc, &c.params).expect("checked when the source was built");
         let scfg = SenderConfig {
-            mss: c.mss,
-            header_bytes: c.header_bytes,
-            init_cwnd: c.init_cwnd,
-            rwnd_bytes: None,
             pacing: c.pacing,
             recovery: default_recovery(&c.cc),
             app: App::Fixed { bytes: size },
             ecn: c.ecn,
-            accecn: false,
-            peer_accecn: true,
-            tso: None,
-            tsq: None,
+            ..SenderConfig::bulk(c.mss, c.header_bytes, c.init_cwnd)
         };
         st.stats.offered_bytes += size;
         st.stats.started += 1;

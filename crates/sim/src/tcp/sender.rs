@@ -117,6 +117,28 @@ pub struct SenderConfig {
     pub tsq: Option<u64>,
 }
 
+impl SenderConfig {
+    /// A bulk sender of `mss`-byte segments: unpaced, PRR, no ECN, no
+    /// receive-window limit, segment by segment (no TSO, no TSQ); the other
+    /// settings are set over it with `..`.
+    pub fn bulk(mss: u32, header_bytes: u32, init_cwnd: u32) -> SenderConfig {
+        SenderConfig {
+            mss,
+            header_bytes,
+            init_cwnd,
+            rwnd_bytes: None,
+            pacing: false,
+            recovery: Recovery::Prr,
+            app: App::Bulk,
+            ecn: false,
+            accecn: false,
+            peer_accecn: true,
+            tso: None,
+            tsq: None,
+        }
+    }
+}
+
 /// Which Linux's TSO the sender follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Era {
@@ -1659,20 +1681,7 @@ mod tests {
     use crate::event::PS_PER_MS;
 
     fn sender(recovery: Recovery, cwnd: u32) -> Sender {
-        let cfg = SenderConfig {
-            mss: 1000,
-            header_bytes: 40,
-            init_cwnd: cwnd,
-            rwnd_bytes: None,
-            pacing: false,
-            recovery,
-            app: App::Bulk,
-            ecn: false,
-            accecn: false,
-            peer_accecn: true,
-            tso: None,
-            tsq: None,
-        };
+        let cfg = SenderConfig { recovery, ..SenderConfig::bulk(1000, 40, cwnd) };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = cwnd; // in congestion avoidance from the start
         s.start(0);
@@ -2151,20 +2160,7 @@ mod tests {
     #[test]
     fn app_limited_marking_follows_the_bubble() {
         // 1000-byte segments offered at 8 Mbit/s: one per ms.
-        let cfg = SenderConfig {
-            mss: 1000,
-            header_bytes: 40,
-            init_cwnd: 10,
-            rwnd_bytes: None,
-            pacing: false,
-            recovery: Recovery::Prr,
-            app: App::Rate { bps: 8_000_000 },
-            ecn: false,
-            accecn: false,
-            peer_accecn: true,
-            tso: None,
-            tsq: None,
-        };
+        let cfg = SenderConfig { app: App::Rate { bps: 8_000_000 }, ..SenderConfig::bulk(1000, 40, 10) };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = 10;
         s.start(0);
@@ -2266,18 +2262,9 @@ mod tests {
 
     fn today_sender(cwnd: u32) -> Sender {
         let cfg = SenderConfig {
-            mss: 1448,
-            header_bytes: 52,
-            init_cwnd: cwnd,
-            rwnd_bytes: None,
-            pacing: false,
-            recovery: Recovery::Prr,
-            app: App::Bulk,
-            ecn: false,
-            accecn: false,
-            peer_accecn: true,
             tso: Some(Tso { max_segs: 45, win_divisor: 3, max_defer: 2 * PS_PER_MS, era: Era::Today }),
             tsq: Some(1 << 20),
+            ..SenderConfig::bulk(1448, 52, cwnd)
         };
         let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
         s.tp.snd_ssthresh = cwnd;
