@@ -181,14 +181,9 @@ fn pg3_rate_scales_as_25ms_over_rtt_when_marks_are_spread() {
     assert!((3.0..=5.3).contains(&ratio), "ratio {ratio}");
 }
 
-/// Prague and Reno, both at `rtt_ms`, through a DropTail FIFO of one BDP
+/// Prague and Reno (`paced` or not), both at `rtt_ms`, through a DropTail FIFO of one BDP
 /// without ECN marking (100 Mbit/s, 90 s): Prague's share of the bytes over
 /// 30–90 s, divided by Reno's.
-fn against_reno_on_droptail(rtt_ms: u64) -> f64 {
-    against_reno(rtt_ms, false)
-}
-
-/// As [`against_reno_on_droptail`], with the Reno flow `paced` or not.
 fn against_reno(rtt_ms: u64, paced: bool) -> f64 {
     let mut reno = flow("reno", rtt_ms);
     reno.pacing = paced;
@@ -204,7 +199,7 @@ fn against_reno(rtt_ms: u64, paced: bool) -> f64 {
 #[test]
 #[ignore = "measured 1.936 (prague / reno at 50 ms), expected 0.7-1.4 (PG4: about 1)"]
 fn pg4_reno_friendly_on_loss_above_25ms() {
-    let ratio = against_reno_on_droptail(50);
+    let ratio = against_reno(50, false);
     println!("PG4: prague / reno at 50 ms on DropTail {ratio:.3}");
     assert!((0.7..=1.4).contains(&ratio), "ratio {ratio}");
 }
@@ -224,7 +219,7 @@ fn pg4_reno_friendly_on_loss_against_paced_reno() {
 // Reno's (fluid AIMD; accepted 0.3–0.55).
 #[test]
 fn pg5_below_25ms_prague_yields_to_reno_on_loss() {
-    let ratio = against_reno_on_droptail(10);
+    let ratio = against_reno(10, false);
     println!("PG5: prague / reno at 10 ms on DropTail {ratio:.3}");
     assert!((0.3..=0.55).contains(&ratio), "ratio {ratio}");
 }

@@ -320,7 +320,7 @@ def _settle_convergence(values: Mapping[str, Values]) -> str:
         f"80 % of the first's rate (ensemble mean): slow by B2's measure (more than 100 s): {'yes' if slow else 'no'}. "
         f"With Rhee's SURGE mix it needs {fmt_time(tc.get(1.0))} at 100 % BDP, the buffer of his item 4 test "
         f"({fast(tc.get(1.0))}), and "
-        f"{fmt_time(tc.get(0.2))} at B2's 20 % ({fast(tc.get(0.2))}). In B2's setup, CUBIC with backoff 0.5 needs "
+        f"{fmt_time(tc.get(B2_BUFFER))} at B2's 20 % ({fast(tc.get(B2_BUFFER))}). In B2's setup, CUBIC with backoff 0.5 needs "
         f"{fmt_time(tb.get(HALF_BACKOFF))}, without fast convergence {fmt_time(tb.get('CUBIC 2.6, fast convergence off'))}"
         f", today's Linux CUBIC {fmt_time(tb.get('CUBIC (Linux today)'))}."
     )
