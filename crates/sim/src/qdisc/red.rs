@@ -264,7 +264,15 @@ impl Discipline for Red {
             Action::Admit => {}
             Action::Prob if self.cfg.ecn && cx.ect(id) => cx.mark(id),
             Action::Hard if !self.cfg.harddrop && self.cfg.ecn && cx.ect(id) => cx.mark(id),
-            Action::Prob | Action::Hard => return Err(DropReason::Aqm),
+            Action::Prob | Action::Hard => {
+                // A drop at an empty queue leaves the link idle: the idle period starts again now, as
+                // Linux's red_dequeue starts it when it finds nothing to send (net/sched/sch_red.c), so
+                // that avg keeps decaying with time and cannot stay above max_th on a link nothing reaches.
+                if cx.pkts() == 0 {
+                    self.idle_since = Some(cx.now);
+                }
+                return Err(DropReason::Aqm);
+            }
         }
         if !self.limit.fits(cx.pkts(), cx.bytes(), len) {
             return Err(DropReason::Overflow);
@@ -427,5 +435,24 @@ mod tests {
         q.discipline_mut().avg = 16.0;
         assert!(!q.enqueue(2000, 0, &mut p));
         assert_eq!(q.aqm_drops(), 1);
+    }
+
+    // An arrival dropped at an empty queue starts a new idle period (Linux's red_dequeue starts one
+    // whenever it finds nothing to send), so avg decays with time, not per arrival: after avg = 40
+    // (above 2·max_th: every arrival dropped) and arrivals 1 s apart on an empty 100 Mbit/s link
+    // (s = 80 µs for avpkt 1000 B, m = 12 500 per second), the second arrival finds
+    // avg = 40·0.998^12 500 ≈ 0 and is admitted. Without the restart it would find
+    // 40·0.998 per arrival and the link would stay dead.
+    #[test]
+    fn a_drop_at_an_empty_queue_restarts_the_idle_period() {
+        let mut q = Qdisc::around(red(true));
+        let mut p = Pkts::new(10, 1500, false);
+        q.discipline_mut().avg = 40.0;
+        q.discipline_mut().idle_since = None;
+        // First arrival: avg decays by one EWMA step only (no idle period was running), still above 2·max_th.
+        assert!(!q.enqueue(0, 1_000_000_000_000, &mut p));
+        close(q.discipline_mut().avg, 40.0 * 0.998, 1e-9);
+        assert!(q.enqueue(1, 2_000_000_000_000, &mut p));
+        assert!(q.discipline_mut().avg < 1e-6, "{}", q.discipline_mut().avg);
     }
 }
