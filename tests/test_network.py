@@ -163,9 +163,10 @@ def _floyd_band(n: int, rtt_ratio: float) -> tuple[float, float]:
     return k_sync / (1 + k_sync), k_ind / (1 + k_ind)
 
 
-def _long_share(hops: int, rtt: str | None) -> float:
+def _long_share(hops: int, rtt: str | None, qdisc: str = "droptail") -> float:
     """Mean over seeds 1-3 of the long flow's share of a hop's 10 Mbit/s over the second half."""
-    shares = [ccarena.run(lot(hops, rtt=rtt, seed=s)).summary["flows"][0]["window_rate_bps"] / 10e6 for s in (1, 2, 3)]
+    shares = [ccarena.run(lot(hops, rtt=rtt, seed=s, qdisc=qdisc)).summary["flows"][0]["window_rate_bps"] / 10e6
+              for s in (1, 2, 3)]
     return statistics.mean(shares)
 
 
@@ -189,6 +190,28 @@ def test_the_long_reno_flow_of_a_parking_lot_gets_floyds_share(hops: int, rtt: s
     ratio = 1.0 if rtt is not None else 1.0 / hops
     lo, hi = _floyd_band(hops, ratio)
     share = _long_share(hops, rtt)
+    assert lo <= share <= hi, f"long flow's share {share:.3f} outside [{lo:.3f}, {hi:.3f}]"
+
+
+# The same band and cases under the analysis's own premise (the reference's assumption 3: every congested
+# gateway drops independently with a small probability, as Random Drop or RED does), with RED at its defaults
+# (min_th 5, max_th 15 packets, max_p 0.1, gentle): drop-tail's phase effects and standing queues are outside
+# the derivation, random early drops are inside it.
+RANDOM_DROP_CASES = [
+    pytest.param(5, None, id="5 hops, hop-proportional RTT"),
+    pytest.param(3, None, id="3 hops, hop-proportional RTT"),
+    pytest.param(3, "60ms", id="3 hops, equal RTT", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured 0.238 (seeds 1-3: 0.233, 0.250, 0.232) just below the band 0.250-0.366: RED's standing queue "
+        "(about 10 packets, 12 ms a hop) lengthens the long flow's RTT more than the cross flows'"))),
+    pytest.param(5, "100ms", id="5 hops, equal RTT"),
+]
+
+
+@pytest.mark.parametrize(("hops", "rtt"), RANDOM_DROP_CASES)
+def test_under_random_drops_the_long_reno_flow_gets_floyds_share(hops: int, rtt: str | None) -> None:
+    ratio = 1.0 if rtt is not None else 1.0 / hops
+    lo, hi = _floyd_band(hops, ratio)
+    share = _long_share(hops, rtt, qdisc="red")
     assert lo <= share <= hi, f"long flow's share {share:.3f} outside [{lo:.3f}, {hi:.3f}]"
 
 
