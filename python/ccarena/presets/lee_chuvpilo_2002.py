@@ -332,7 +332,9 @@ D4_XCP_MAX = 170.0
 D4_COUNTS = (1700.0, 4000.0)
 """D4: the two long counts on slide 10, in RTTs."""
 TOLERANCE = 2.0
-"""D4, D5: a count read off a plot, given to 2-3 figures, is matched within a factor of 2."""
+"""D4, D5: the talk's counts are captions of its plots, each from one run, with a convergence (or
+fetching) time it does not define; one run's time depends on the flows' phases, so a count is matched
+within a factor of 2."""
 
 
 def window_means(rates: pd.DataFrame, t0: float, window_s: float) -> list[list[float]]:
@@ -431,8 +433,8 @@ def d4_judge(values: Mapping[str, Values]) -> list[Part]:
     shorter count). The counts: which algorithm each belongs to is ambiguous in the text (the caption
     order gives TCP 4000 and HighSpeed TCP 1700; the bullet, that HighSpeed TCP may converge more
     slowly than TCP, fits the reverse), so the part holds when the pair (HighSpeed TCP, TCP) matches
-    either assignment within a factor of :data:`TOLERANCE` (2: counts read off a plot, and the
-    convergence time's definition is not the talk's); the result names the assignments it fits. That
+    either assignment within a factor of :data:`TOLERANCE` (2: each count is a caption of one run,
+    and the convergence time's definition is not the talk's); the result names the assignments it fits. That
     HighSpeed TCP may converge more slowly than TCP is said as a possibility, not a result, and is not
     tested; the result gives both medians."""
     rows = values["D4"]["runs"]
