@@ -8,7 +8,9 @@ start, with every earlier number unchanged; and rhee2007_surge's for the
 simulator no longer reducing ssthresh on a timeout inside the window of a
 recovery it already reduced for (Linux tcp_enter_loss; crates/sim/src/tcp/
 sender.rs, on_rto), which moved that run's second flow from 30 to 13
-retransmissions. A change that alters any number
+retransmissions; and spec.toml's for CUBIC's resolved parameters gaining
+max_increment = 0 (CUBIC v2.0's growth cap, off), every result file
+unchanged. A change that alters any number
 in summary.json or any value, name or type of a Parquet column fails here;
 a change meant to alter results must update the digests and say why.
 

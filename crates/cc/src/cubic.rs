@@ -27,6 +27,15 @@
 //! is Linux's HyStart in both modes (RFC 9438 recommends HyStart++), and a
 //! spurious-loss undo restores cwnd only (RFC 9438 §4.9 is a MAY).
 //!
+//! `max_increment = n` (Linux mode only; 0 = off, the default) restores CUBIC
+//! v2.0's growth cap as the code meant it (delay_min in HZ/8): `min_cnt =
+//! cwnd·HZ·8/(10·max_increment·delay_min)`, i.e. at most n packets per RTT
+//! per 100 ms of minimum RTT (v2.0 and BIC before it: n = 16). Sources: Linux
+//! 2.6.13–2.6.18 `tcp_cubic.c` (`max_increment = 16`, comment "max increment
+//! = Smax * rtt / 0.1"), its parent `tcp_bic.c` (`max_increment = 16`, BIC's
+//! Smax), `loss-based.md` §1.8 ("History kept for reproducibility"). With
+//! `scaling_bug_2_6_18` the bug's own (unscaled) cap applies instead.
+//!
 //! `scaling_bug_2_6_18 = true` (Linux mode only) reproduces CUBIC v2.0 as
 //! shipped up to 2.6.18 (fixed for 2.6.19 and 2.6.18.x stable): the cubic
 //! coefficient was `cube_rtt_scale = (bic_scale << 3)/10 = 32`, i.e.
@@ -175,6 +184,12 @@ pub static PARAMS: &[ParamSpec] = &[
         doc: "linux: tcp_cubic.c v2.3 integer arithmetic (min RTT, Reno estimate at 0.53/RTT, cnt >= 2); rfc9438: RFC 9438 section 4 (K from cwnd_epoch, smoothed RTT, target in [cwnd, 1.5 cwnd], W_est alpha switching to 1, ssthresh from flight size)",
     },
     ParamSpec {
+        name: "max_increment",
+        kind: ParamKind::Int { min: 0, max: 1_000_000 },
+        default: ParamDefault::Int(0),
+        doc: "CUBIC v2.0 growth cap (Linux 2.6.13-2.6.18 tcp_cubic.c max_increment=16, inherited from BIC's Smax): at most this many packets per RTT per 100 ms of min RTT, min_cnt = cwnd*HZ*8/(10*max_increment*delay_min) with delay_min in HZ/8; linux mode only, ignored with scaling_bug_2_6_18 (which has its own cap); 0 = off (v2.3)",
+    },
+    ParamSpec {
         name: "scaling_bug_2_6_18",
         kind: ParamKind::Bool,
         default: ParamDefault::Bool(false),
@@ -195,6 +210,7 @@ pub struct CubicConfig {
     pub hystart_low_window: u32,
     pub hystart_ack_delta_us: u32,
     pub initial_ssthresh: u32,
+    pub max_increment: u32,
     pub mode: CubicMode,
     pub scaling_bug_2_6_18: bool,
 }
@@ -212,6 +228,7 @@ impl Default for CubicConfig {
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
             initial_ssthresh: 0,
+            max_increment: 0,
             mode: CubicMode::Linux,
             scaling_bug_2_6_18: false,
         }
@@ -236,6 +253,7 @@ impl CubicConfig {
             hystart_low_window: to_u32(p.int("hystart_low_window")),
             hystart_ack_delta_us: to_u32(p.int("hystart_ack_delta_us")),
             initial_ssthresh: to_u32(p.int("initial_ssthresh")),
+            max_increment: to_u32(p.int("max_increment")),
             mode: if p.str("mode") == "rfc9438" { CubicMode::Rfc9438 } else { CubicMode::Linux },
             scaling_bug_2_6_18: p.bool("scaling_bug_2_6_18"),
         }
@@ -479,6 +497,13 @@ impl Cubic {
             // is cwnd/cnt ≤ 20·delay_min[s] packets per RTT.
             if self.cfg.scaling_bug_2_6_18 && self.delay_min > 0 {
                 let min_cnt = cwnd as u64 * 8 * USEC_PER_SEC / (10 * MAX_INCREMENT_V2_0 * self.delay_min as u64);
+                self.cnt = self.cnt.max(min_cnt.min(u32::MAX as u64) as u32);
+            } else if self.cfg.max_increment > 0 && self.cfg.mode == CubicMode::Linux && self.delay_min > 0 {
+                // CUBIC v2.0 with delay_min in its intended unit (HZ/8): the
+                // same cap, min_cnt = cwnd·HZ·8/(10·max_increment·delay_min),
+                // is cwnd/cnt ≤ max_increment packets per RTT per 100 ms of
+                // delay_min (16 per RTT at 100 ms, 1.6 at 10 ms).
+                let min_cnt = cwnd as u64 * USEC_PER_SEC / (10 * self.cfg.max_increment as u64 * self.delay_min as u64);
                 self.cnt = self.cnt.max(min_cnt.min(u32::MAX as u64) as u32);
             }
 
@@ -820,6 +845,7 @@ mod tests {
                 "hystart_ack_delta_us",
                 "initial_ssthresh",
                 "mode",
+                "max_increment",
                 "scaling_bug_2_6_18"
             ]
         );
@@ -1522,6 +1548,60 @@ mod tests {
         // RTT) takes over: 700 + 0.53·500 ≈ 967 after 5 s.
         let got = run_after_loss(CubicConfig { scaling_bug_2_6_18: true, ..Default::default() }, 1000, 10_000, &[5.0]);
         assert!((930..=990).contains(&got[0]), "cwnd(5 s) at 10 ms {}", got[0]);
+    }
+
+    // §1.8 history: CUBIC v2.0's cap min_cnt = cwnd·HZ·8/(10·max_increment·
+    // delay_min), delay_min in jiffies·8 (HZ = 1000). For cwnd 1000 and
+    // max_increment 16: at 100 ms (delay_min 800) 8e6/128e3 = 62.5 → 62,
+    // i.e. ≤ 16 packets per RTT; at 10 ms (delay_min 80) 625, 1.6 per RTT.
+    // The cubic target 10 s into an epoch at W_max = cwnd alone gives
+    // cnt = 1000/(0.4·10.1³ ≈ 412) = 2; 0 leaves it there.
+    #[test]
+    fn max_increment_cap_matches_v2_0_formula() {
+        let linux_min_cnt =
+            |cwnd: u64, max_inc: u64, delay_min_ms: u64| cwnd * 1000 * 8 / (10 * max_inc * delay_min_ms * 8);
+        for (max_inc, delay_min_us, want) in [(16u32, 100_000u32, 62u32), (16, 10_000, 625), (0, 100_000, 2)] {
+            let mut c = Cubic::new(CubicConfig {
+                max_increment: max_inc,
+                tcp_friendliness: false,
+                hystart: false,
+                beta: 0.8,
+                ..Default::default()
+            });
+            c.last_max_cwnd = 500;
+            c.delay_min = delay_min_us;
+            c.update(1000, 1, USEC_PER_SEC);
+            c.update(1000, 1, 11 * USEC_PER_SEC);
+            assert_eq!(c.cnt, want, "max_increment {max_inc}, delay_min {delay_min_us} us");
+            if max_inc > 0 {
+                assert_eq!(c.cnt as u64, linux_min_cnt(1000, max_inc as u64, delay_min_us as u64 / 1000));
+            }
+        }
+        // With the scaling bug its own cap (unscaled delay_min) applies: 8·62.5 = 500.
+        let mut c = Cubic::new(CubicConfig {
+            max_increment: 16,
+            scaling_bug_2_6_18: true,
+            tcp_friendliness: false,
+            ..Default::default()
+        });
+        c.last_max_cwnd = 500;
+        c.delay_min = 100_000;
+        c.update(1000, 1, USEC_PER_SEC);
+        c.update(1000, 1, 11 * USEC_PER_SEC);
+        assert_eq!(c.cnt, 500);
+    }
+
+    // The cap's effect: after a loss at 10000 (RTT 100 ms, β 0.7) K =
+    // cbrt(3000/0.4) = 19.6 s and W_cubic's slope starts at 3·0.4·K² ≈ 460
+    // packets/s, above the cap's 160/s: cwnd climbs ≈ 7000 + 160·t (≈ 7800
+    // at 5 s) instead of W_cubic(5 s) ≈ 10000 − 0.4·14.6³ ≈ 8750.
+    #[test]
+    fn max_increment_limits_growth_to_16_per_rtt_at_100ms() {
+        let cfg = CubicConfig { max_increment: 16, ..Default::default() };
+        let got = run_after_loss(cfg, 10_000, 100_000, &[5.0])[0];
+        assert!((7700..=7850).contains(&got), "capped cwnd(5 s) {got}");
+        let free = run_after_loss(CubicConfig::default(), 10_000, 100_000, &[5.0])[0];
+        assert!(free > 8600, "uncapped cwnd(5 s) {free}");
     }
 
     #[test]
