@@ -5,8 +5,10 @@ high-speed variants it evaluated (CUBIC, BIC, HSTCP, STCP, H-TCP and FAST) were 
 standard TCP (A1 in simulation, A2 on the testbed), fair between flows of different RTTs (A3)
 and stable (A4). Each preset states that claim for what its experiment measures, runs every
 variant the talk evaluated, and judges the claim on the quantity the talk plotted. CUBIC is the
-2005 version (window multiplier 0.8 after a loss, no HyStart); today's Linux CUBIC runs beside
-it under its own name and is reported, not judged.
+2005 version as far as ccarena has its parameters (:data:`CUBIC_2005_PARAMS`); today's Linux CUBIC
+runs beside it under its own name and is reported, not judged. FAST runs with small alphas, as the
+talk says it did (:data:`FAST_SMALL_ALPHAS`); its Gbit/s alpha of 200 runs beside in A1 and A2,
+reported, not judged.
 """
 
 from __future__ import annotations
@@ -29,9 +31,13 @@ if TYPE_CHECKING:
 __all__ = [
     "A_SERIES",
     "CUBIC_2005",
+    "CUBIC_2005_PARAMS",
     "CUBIC_LINUX",
     "FAIR_EXPONENT",
+    "FAST_GBIT_ALPHA",
+    "FAST_SMALL_ALPHAS",
     "GOOD_SHARE",
+    "SEPARATE_SE",
     "SHORT_RTT_S",
     "a1_judge",
     "a2_judge",
@@ -41,8 +47,21 @@ __all__ = [
 ]
 
 CUBIC_2005 = "cubic-2005"
-"""CUBIC as in 2005, as Linux first shipped it: window multiplier 819/1024 after a loss, no
-HyStart (``params = { beta = 0.8, hystart = false }``)."""
+"""CUBIC as the talk ran it (February 2005, before Linux 2.6.13 shipped CUBIC v2.0): the run with
+:data:`CUBIC_2005_PARAMS`."""
+
+CUBIC_2005_PARAMS: dict[str, Any] = {"beta": 0.8, "hystart": False, "initial_ssthresh": 100, "max_increment": 16}
+"""The 2005 CUBIC's parameters on ccarena's CUBIC (Linux ``tcp_cubic.c`` v2.3 code): window
+multiplier 819/1024 after a loss, no HyStart (added in Linux 2.6.29), initial ssthresh 100
+packets, and the growth cap of at most 16 packets per RTT per 100 ms of minimum RTT
+(``max_increment``). These are CUBIC v2.0's defaults, the first Linux CUBIC (2.6.13, August 2005;
+``loss-based.md`` §1.8, "History kept for reproducibility"); v2.0 took the cap and the initial
+ssthresh unchanged from BIC's Linux code (BIC's ``max_increment`` = 16 = Smax, ``initial_ssthresh``
+= 100), and the talk presents CUBIC as an enhanced BIC (slide 4) run on Linux (slide 8). v2.0's
+``cube_rtt_scale`` scaling error (2.6.13-2.6.18, found in 2006) is left out: an error of the
+kernel port, not part of the algorithm the talk presents. What else v2.0 differs in (a fixed
+``cnt`` = 50, 2 % per RTT, before the first loss where v2.3 grows at least 5 % per RTT; its
+delayed-ACK correction of ``cnt``) is not modelled; the campaign headers list it."""
 
 CUBIC_LINUX = "cubic-linux"
 """Today's Linux CUBIC (multiplier 717/1024, HyStart): run beside the 2005 version, not judged."""
@@ -55,8 +74,24 @@ NOT_NAMED_FAIR = ("bic", "highspeed", "scalable", "htcp")
 """The variants the talk evaluated for RTT fairness and did not call fair (slide 24 names CUBIC
 and FAST)."""
 
-HIGH_SPEED = (CUBIC_2005, "bic", "highspeed", "scalable", "htcp", "fast")
-"""Every high-speed variant the talk evaluated, CUBIC in its 2005 version."""
+FAST_SMALL_ALPHAS = (10.0, 100.0)
+"""The alphas (packets FAST keeps queued) FAST is judged at: the talk says its alpha was small
+without giving it (slide 23: FAST's flows got less than standard TCP, which the talk puts down to
+the small alpha; slide 24: FAST needs its alpha tuned). ccarena's reference gives small simulations alpha 10-100 against
+the 200 of FAST's 2004 Gbit/s experiments (``loss-based.md`` §6.1, ``ccarena list cc``: marked
+unconfirmed); both ends are run and each FAST part must hold at both, so that no part rests on
+one value chosen inside that range."""
+
+FAST_GBIT_ALPHA = 200.0
+"""ccarena's default alpha, the Gbit/s value of FAST's authors (``ccarena list cc``): run beside
+the small alphas in A1 and A2, reported, not judged (the talk says its alpha was small)."""
+
+FAST_SMALL = tuple(f"fast-{a:g}" for a in FAST_SMALL_ALPHAS)
+"""FAST's names in the values at the judged alphas (:func:`algorithm`)."""
+
+HIGH_SPEED = (CUBIC_2005, "bic", "highspeed", "scalable", "htcp", *FAST_SMALL)
+"""Every high-speed variant the talk evaluated, CUBIC in its 2005 version and FAST at each small
+alpha."""
 
 NAMES = {
     CUBIC_2005: "CUBIC (2005)",
@@ -65,8 +100,15 @@ NAMES = {
     "highspeed": "HSTCP",
     "scalable": "STCP",
     "htcp": "H-TCP",
-    "fast": "FAST",
+    **{f"fast-{a:g}": f"FAST (alpha {a:g})" for a in (*FAST_SMALL_ALPHAS, FAST_GBIT_ALPHA)},
 }
+
+SEPARATE_SE = 2.0
+"""A ranking between two variants (A3, A4) holds only when the repeats separate them: the
+difference of their means over repeats exceeds this many standard errors of the difference,
+sqrt(s_a^2/n_a + s_b^2/n_b) (s: the sample standard deviation over repeats). Two standard errors
+is the usual two-sided 95 % bound for a normal difference; with fewer than 2 repeats of either
+variant the spread is unknown and the ranking does not hold (the quick form runs 2)."""
 
 GOOD_SHARE = 0.4
 """Standard TCP's share of the two flows' throughput at or above which a high-speed variant's
@@ -96,10 +138,13 @@ for HSTCP and no bound for STCP."""
 def algorithm(cc: str, params: str | Mapping[str, Any] | None = None) -> str:
     """The name of a flow group's algorithm in the values: ccarena's name, except that CUBIC is
     :data:`CUBIC_2005` when its window multiplier is 0.8 (the 2005 value) and
-    :data:`CUBIC_LINUX` otherwise."""
+    :data:`CUBIC_LINUX` otherwise, and FAST is ``fast-<alpha>`` (alpha in packets, default
+    :data:`FAST_GBIT_ALPHA`)."""
     p = json.loads(params) if isinstance(params, str) and params else dict(params or {})
     if cc == "cubic":
         return CUBIC_2005 if p.get("beta") is not None and abs(float(p["beta"]) - 0.8) < 0.01 else CUBIC_LINUX
+    if cc == "fast":
+        return f"fast-{float(p.get('alpha', FAST_GBIT_ALPHA)):g}"
     return cc
 
 
@@ -138,6 +183,29 @@ def _distinct(rows: Sequence[Mapping[str, Any]], key: str) -> list[Any]:
 def _ge(a: float, b: float) -> bool:
     """a ≥ b, false when either is missing (NaN)."""
     return math.isfinite(a) and math.isfinite(b) and a >= b
+
+
+def _mean_se(xs: Sequence[float]) -> tuple[float, float, int]:
+    """Mean, squared standard error of the mean (s^2/n, s the sample standard deviation) and
+    count of the finite values of ``xs``; the squared error is NaN below 2 values."""
+    v = [x for x in xs if x is not None and math.isfinite(x)]
+    n = len(v)
+    if n == 0:
+        return float("nan"), float("nan"), 0
+    m = math.fsum(v) / n
+    if n < 2:
+        return m, float("nan"), n
+    return m, math.fsum((x - m) ** 2 for x in v) / (n - 1) / n, n
+
+
+def _separated_below(a: Sequence[float], b: Sequence[float]) -> bool:
+    """The repeats ``a`` lie below the repeats ``b`` beyond their spread: mean(b) - mean(a) >
+    :data:`SEPARATE_SE` · sqrt(se_a^2 + se_b^2), each with at least 2 finite repeats."""
+    ma, va, _ = _mean_se(a)
+    mb, vb, _ = _mean_se(b)
+    if not all(math.isfinite(x) for x in (ma, va, mb, vb)):
+        return False
+    return mb - ma > SEPARATE_SE * math.sqrt(va + vb)
 
 
 # ---------------------------------------------------------------- A1 and A2: TCP-friendliness
@@ -221,20 +289,29 @@ def _friendliness(rows: Sequence[Mapping[str, Any]], other: str, label: Callable
                 + f" (lowest {_fmt(worst)})",
             )
         )
-    # 3-4: CUBIC and H-TCP at least as friendly as each variant the talk did not call friendly.
-    for name, rtt_set in (("short", short), ("long", long_)):
+
+    # 3: CUBIC and H-TCP at least as friendly as each variant the talk did not call friendly, at
+    # short RTT. The same ranking at long RTT is ccarena's inference (slides 5 and 24 speak of
+    # short RTTs only): reported in part 4's numbers, not judged.
+    def ranking(rtt_set: Sequence[float]) -> tuple[bool, str]:
         mean = {a: over(a, rtt_set) for a in (CUBIC_2005, "htcp", *NOT_NAMED_FRIENDLY)}
         linux = over(CUBIC_LINUX, rtt_set)
-        parts.append(
-            Part(
-                f"CUBIC and H-TCP at least as friendly as BIC, HSTCP and STCP at {name} RTT",
-                bool(rtt_set) and all(_ge(mean[a], mean[b]) for a in (CUBIC_2005, "htcp") for b in NOT_NAMED_FRIENDLY),
-                f"mean share at {ms(rtt_set)}: "
-                + ", ".join(f"{_name(a)} {_fmt(v)}" for a, v in mean.items())
-                + (f"; not judged: {_name(CUBIC_LINUX)} {_fmt(linux)}" if math.isfinite(linux) else ""),
-            )
+        ok = bool(rtt_set) and all(_ge(mean[a], mean[b]) for a in (CUBIC_2005, "htcp") for b in NOT_NAMED_FRIENDLY)
+        text = ", ".join(f"{_name(a)} {_fmt(v)}" for a, v in mean.items()) + (
+            f"; {_name(CUBIC_LINUX)} {_fmt(linux)}" if math.isfinite(linux) else ""
         )
-    # 5: better at short RTT than at long.
+        return ok, text
+
+    ok, text = ranking(short)
+    parts.append(
+        Part(
+            "CUBIC and H-TCP at least as friendly as BIC, HSTCP and STCP at short RTT",
+            ok,
+            f"mean share at {ms(short)}: {text} (Linux's CUBIC today not judged)",
+        )
+    )
+    long_ok, long_text = ranking(long_)
+    # 4: better at short RTT than at long.
     gap = {a: (over(a, short), over(a, long_)) for a in (CUBIC_2005, "htcp")}
     parts.append(
         Part(
@@ -243,38 +320,49 @@ def _friendliness(rows: Sequence[Mapping[str, Any]], other: str, label: Callable
             "mean share "
             + ", ".join(
                 f"{_name(a)} {_fmt(s)} at {ms(short)} vs {_fmt(lg)} at {ms(long_)}" for a, (s, lg) in gap.items()
-            ),
+            )
+            + f"; not judged (ccarena's inference, not the talk's claim): the ranking at {ms(long_)}, mean share "
+            + long_text
+            + f" ({'CUBIC and H-TCP' if long_ok else 'not both CUBIC and H-TCP'} at least as friendly as BIC, "
+            "HSTCP and STCP)",
         )
     )
-    # 6: FAST with a small alpha gets less than standard TCP (slide 23).
-    fast = over("fast", rtts)
+    # 5: FAST with a small alpha gets less than standard TCP (slide 23), at every small alpha run.
+    fast = {a: over(f"fast-{a:g}", rtts) for a in FAST_SMALL_ALPHAS}
+    gbit = over(f"fast-{FAST_GBIT_ALPHA:g}", rtts)
     parts.append(
         Part(
-            "FAST (untuned alpha) gets less throughput than standard TCP",
-            math.isfinite(fast) and fast > 0.5,
-            f"standard TCP's mean share against FAST over every setting {_fmt(fast)} (above 0.5: FAST gets less)",
+            "FAST with a small alpha gets less throughput than standard TCP",
+            all(math.isfinite(x) and x > 0.5 for x in fast.values()),
+            "standard TCP's mean share against FAST over every setting (above 0.5: FAST gets less): "
+            + ", ".join(f"alpha {a:g} {_fmt(x)}" for a, x in fast.items())
+            + (
+                f"; not judged: alpha {FAST_GBIT_ALPHA:g} (the Gbit/s value) {_fmt(gbit)}"
+                if math.isfinite(gbit)
+                else ""
+            ),
         )
     )
     return parts
 
 
 def a1_judge(values: Mapping[str, Values]) -> list[Part]:
-    """Slide 24's friendliness claim on the simulation (slides 10-11): six parts.
+    """Slide 24's friendliness claim on the simulation (slides 10-11): five parts.
 
     1-2. CUBIC (2005) and H-TCP each leave standard TCP at least :data:`GOOD_SHARE` at the short
          RTT (10 ms) at every bandwidth (mean over repeats): good friendliness where the summary
          says it is best.
-    3-4. At short and at long RTT, the mean share (over bandwidths) against CUBIC and against
-         H-TCP is at least that against each of BIC, HSTCP and STCP, the variants the talk
-         evaluated and did not call friendly (at short RTT also slide 5, which warns that their
-         growth can remain too aggressive toward standard TCP at short RTTs). At long
-         RTT the summary claims friendliness less firmly than at short RTT, so there the
-         ranking, not the absolute bound, is judged.
-    5.   Friendliness is better at short RTT: for CUBIC and H-TCP the mean share at 10 ms
+    3.   At short RTT, the mean share (over bandwidths) against CUBIC and against H-TCP is at
+         least that against each of BIC, HSTCP and STCP, the variants the talk evaluated and did
+         not call friendly (slide 5 warns that their growth can remain too aggressive toward
+         standard TCP at short RTTs). The same ranking at long RTT is reported in part 4's
+         numbers and not judged: neither slide 5 nor slide 24 ranks the variants at long RTT.
+    4.   Friendliness is better at short RTT: for CUBIC and H-TCP the mean share at 10 ms
          exceeds that at 100 ms.
-    6.   FAST, run with an alpha nobody tuned to the path, gets less than standard TCP: its mean
-         share over every setting exceeds 0.5 (slide 23 reports this for the friendliness tests
-         and puts it down to a small alpha; slide 24 concludes that FAST's alpha needs tuning).
+    5.   FAST with a small alpha gets less than standard TCP: its mean share over every setting
+         exceeds 0.5 at each alpha of :data:`FAST_SMALL_ALPHAS` (slide 23 reports this for the
+         friendliness tests and puts it down to the small alpha used; slide 24 concludes that
+         FAST's alpha needs tuning). FAST at :data:`FAST_GBIT_ALPHA` is reported, not judged.
     """
     return _friendliness(_rows(values, "A1"), "rate_bps", lambda v: f"{v * MBPS:g} Mbit/s")
 
@@ -330,7 +418,7 @@ def a2_figure(c: Campaign) -> Any:
 
 
 def a2_judge(values: Mapping[str, Values]) -> list[Part]:
-    """Slide 24's friendliness claim on the testbed (slides 12-15): the six parts of
+    """Slide 24's friendliness claim on the testbed (slides 12-15): the five parts of
     :func:`a1_judge`, with the settings (RTT, background load): short RTT is 5 and 10 ms, long
     100 and 200 ms, and every part is judged on standard TCP's share of the two long flows'
     throughput (the background takes the same from both)."""
@@ -410,15 +498,47 @@ def _exponents(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, float, floa
     return out
 
 
+def _abs_exponent_per_repeat(rows: Sequence[Mapping[str, Any]], alg: str) -> list[float]:
+    """Per repeat of ``alg``: the mean over its pairs of RTTs of |e|, e = ln(throughput ratio) /
+    ln(RTT ratio) in that repeat (inf when either flow got nothing; pairs of equal RTTs left
+    out)."""
+    by_rep: dict[Any, list[float]] = {}
+    for r in rows:
+        if r["alg"] != alg or not r["rtt_long_s"] > r["rtt_short_s"]:
+            continue
+        x = r["ratio"]
+        e = abs(math.log(x)) / math.log(r["rtt_long_s"] / r["rtt_short_s"]) if x is not None and x > 0 else math.inf
+        by_rep.setdefault(r["repeat"], []).append(e)
+    return [math.fsum(v) / len(v) for _, v in sorted(by_rep.items())]
+
+
+def _fairer(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Repeats ``a`` (mean |e| per repeat) are fairer than repeats ``b`` beyond their spread
+    (:func:`_separated_below`); a repeat in which a flow got nothing (|e| = inf) makes its variant
+    the less fair one: ``a`` then cannot be the fairer, and ``b`` is the less fair when ``a``
+    has none."""
+    if not a or not b or any(math.isinf(x) for x in a):
+        return False
+    if any(math.isinf(x) for x in b):
+        return True
+    return _separated_below(a, b)
+
+
 def a3_judge(values: Mapping[str, Values]) -> list[Part]:
     """Slide 24's RTT-fairness claim (setup slide 16): five parts, on e = ln(throughput
-    ratio) / ln(RTT ratio) per pair of RTTs (ratio: geometric mean over repeats).
+    ratio) / ln(RTT ratio) per pair of RTTs.
 
     1-4. CUBIC (2005) and FAST each have good RTT fairness, |e| ≤ :data:`FAIR_EXPONENT`, on
          short paths (every pair whose longer RTT is below 200 ms: 40 against 120 ms) and on
-         long paths (every pair with a path of 200 ms or more: 120 and 40 against 240 ms).
-    5.   The ranking the summary makes by naming only CUBIC and FAST: the mean |e| over the
-         pairs of each is at most that of each of BIC, HSTCP, STCP and H-TCP.
+         long paths (every pair with a path of 200 ms or more: 120 and 40 against 240 ms), e
+         taken on the geometric mean ratio over repeats; FAST's parts must hold at each alpha
+         of :data:`FAST_SMALL_ALPHAS`.
+    5.   The ranking the summary implies by naming only CUBIC and FAST (it names neither BIC,
+         HSTCP, STCP nor H-TCP: their lower rank is ccarena's reading of that omission): per
+         repeat, the mean |e| over the pairs; CUBIC's and FAST's (each small alpha) must lie
+         below each of BIC's, HSTCP's, STCP's and H-TCP's with the repeats separated, i.e. the
+         difference of the means over repeats exceeds :data:`SEPARATE_SE` standard errors of
+         the difference (a ranking inside the repeats' spread does not hold).
     """
     rows = _rows(values, "A3")
     e = _exponents(rows)
@@ -434,34 +554,42 @@ def a3_judge(values: Mapping[str, Values]) -> list[Part]:
         return (p[1] / p[0]) ** x if math.isfinite(x) else x
 
     parts: list[Part] = []
-    for alg in (CUBIC_2005, "fast"):
+    for label, algs in (("CUBIC (2005)", (CUBIC_2005,)), ("FAST (small alpha)", FAST_SMALL)):
         for name, ps in (("short", short), ("long", long_)):
-            xs = [(p, e.get((alg, *p), float("nan"))) for p in ps]
-            ok = bool(xs) and all(math.isfinite(x) and abs(x) <= FAIR_EXPONENT for _, x in xs)
+            xs = [(a, p, e.get((a, *p), float("nan"))) for a in algs for p in ps]
+            ok = bool(xs) and all(math.isfinite(x) and abs(x) <= FAIR_EXPONENT for *_, x in xs)
             parts.append(
                 Part(
-                    f"{_name(alg)} has good RTT fairness on {name} paths",
+                    f"{label} has good RTT fairness on {name} paths",
                     ok,
-                    f"{_name(alg)}'s throughput ratio (exponent e, bound |e| ≤ {FAIR_EXPONENT:g}): "
-                    + ", ".join(f"{pair(p)} {_fmt(ratio_of(alg, p))} (e {_fmt(x)})" for p, x in xs),
+                    f"throughput ratio (exponent e, bound |e| ≤ {FAIR_EXPONENT:g}): "
+                    + ", ".join(f"{_name(a)} {pair(p)} {_fmt(ratio_of(a, p))} (e {_fmt(x)})" for a, p, x in xs),
                 )
             )
 
-    def mean_abs(alg: str) -> float:
-        xs = [abs(e.get((alg, *p), float("nan"))) for p in pairs]
-        return math.fsum(xs) / len(xs) if xs else float("nan")
+    per_rep = {a: _abs_exponent_per_repeat(rows, a) for a in (CUBIC_2005, *FAST_SMALL, *NOT_NAMED_FAIR, CUBIC_LINUX)}
 
-    m = {a: mean_abs(a) for a in (CUBIC_2005, "fast", *NOT_NAMED_FAIR, CUBIC_LINUX)}
-    ok = bool(pairs) and all(_ge(m[b], m[a]) for a in (CUBIC_2005, "fast") for b in NOT_NAMED_FAIR)
+    def show(a: str) -> str:
+        m, v, n = _mean_se(per_rep[a])
+        inf = sum(math.isinf(x) for x in per_rep[a])
+        se = f" ± {math.sqrt(v):.2f}" if math.isfinite(v) else ""
+        return f"{_name(a)} {_fmt(m)}{se} (n {n}{f', {inf} starved' if inf else ''})"
+
+    named = (CUBIC_2005, *FAST_SMALL)
+    ok = bool(pairs) and all(_fairer(per_rep[a], per_rep[b]) for a in named for b in NOT_NAMED_FAIR)
+    unseparated = [
+        f"{_name(a)}/{_name(b)}" for a in named for b in NOT_NAMED_FAIR if not _fairer(per_rep[a], per_rep[b])
+    ]
     parts.append(
         Part(
             "CUBIC and FAST fairer than BIC, HSTCP, STCP and H-TCP",
             ok,
-            "mean |e| over "
+            "mean |e| per repeat over "
             + ", ".join(pair(p) for p in pairs)
-            + ": "
-            + ", ".join(f"{_name(a)} {_fmt(v)}" for a, v in m.items() if a != CUBIC_LINUX)
-            + (f"; not judged: Linux's CUBIC today {_fmt(m[CUBIC_LINUX])}" if math.isfinite(m[CUBIC_LINUX]) else ""),
+            + " (mean ± standard error over repeats): "
+            + ", ".join(show(a) for a in (*named, *NOT_NAMED_FAIR))
+            + (f"; not separated by {SEPARATE_SE:g} standard errors: " + ", ".join(unseparated) if unseparated else "")
+            + (f"; not judged: {show(CUBIC_LINUX)}" if per_rep[CUBIC_LINUX] else ""),
         )
     )
     return parts
@@ -508,30 +636,55 @@ def a4_figure(c: Campaign) -> Any:
 
 
 def a4_judge(values: Mapping[str, Values]) -> list[Part]:
-    """Slide 24's stability claim on the simulation (slides 17-20): two parts, on the mean
-    coefficient of variation (CoV) over repeats.
+    """Slide 24's stability claim on the simulation (slides 17-20): two parts, on the
+    coefficient of variation (CoV) per run, compared across repeats.
 
-    1. CUBIC was the most stable: CUBIC (2005) has a lower CoV than each other
-       high-speed variant the talk evaluated (BIC, HSTCP, STCP, H-TCP and FAST).
+    1. CUBIC was the most stable: CUBIC (2005)'s CoV lies below each other high-speed variant's
+       the talk evaluated (BIC, HSTCP, STCP, H-TCP, and FAST at each alpha of
+       :data:`FAST_SMALL_ALPHAS`) with the repeats separated: the difference of the means over
+       repeats exceeds :data:`SEPARATE_SE` standard errors of the difference.
     2. H-TCP's stability problems (slide 19, which the authors mark as still to be confirmed
-       with H-TCP's authors): H-TCP's CoV lies above the median CoV of the six high-speed variants, i.e.
-       it is among the less stable half; the median is the typical value, robust to one
-       outlier.
+       with H-TCP's authors): H-TCP's CoV lies above the median of the high-speed variants'
+       mean CoVs (FAST counted at each small alpha), i.e. it is among the less stable half (the
+       median is the typical value, robust to one outlier), with the repeats separated: H-TCP's
+       mean exceeds the median by more than :data:`SEPARATE_SE` of its standard errors.
     """
     rows = _rows(values, "A4")
-    cv = {a: mean_where(rows, "cov", alg=a) for a in (*HIGH_SPEED, CUBIC_LINUX)}
+    runs = {a: [r["cov"] for r in rows if r["alg"] == a] for a in (*HIGH_SPEED, CUBIC_LINUX)}
+    stats = {a: _mean_se(v) for a, v in runs.items()}
+    cv = {a: st[0] for a, st in stats.items()}
     rivals = [a for a in HIGH_SPEED if a != CUBIC_2005]
-    best = math.isfinite(cv[CUBIC_2005]) and all(math.isfinite(cv[a]) and cv[CUBIC_2005] < cv[a] for a in rivals)
-    six = sorted(cv[a] for a in HIGH_SPEED)
-    median = (six[2] + six[3]) / 2 if all(math.isfinite(x) for x in six) else float("nan")
-    listing = ", ".join(f"{_name(a)} {cv[a]:.3f}" for a in HIGH_SPEED if math.isfinite(cv[a]))
-    linux = f"; not judged: Linux's CUBIC today {cv[CUBIC_LINUX]:.3f}" if math.isfinite(cv[CUBIC_LINUX]) else ""
+    best = all(_separated_below(runs[CUBIC_2005], runs[a]) for a in rivals)
+    unseparated = [_name(a) for a in rivals if not _separated_below(runs[CUBIC_2005], runs[a])]
+    means = sorted(cv[a] for a in HIGH_SPEED)
+    k = len(means)
+    median = (means[(k - 1) // 2] + means[k // 2]) / 2 if k and all(math.isfinite(x) for x in means) else float("nan")
+    m_h, v_h, _ = stats["htcp"]
+    htcp_ok = all(math.isfinite(x) for x in (m_h, v_h, median)) and m_h - median > SEPARATE_SE * math.sqrt(v_h)
+
+    def show(a: str) -> str:
+        m, v, n = stats[a]
+        return f"{_name(a)} {m:.3f}" + (f" ± {math.sqrt(v):.3f}" if math.isfinite(v) else "") + f" (n {n})"
+
+    listing = ", ".join(show(a) for a in HIGH_SPEED if math.isfinite(cv[a]))
+    linux = f"; not judged: {show(CUBIC_LINUX)}" if math.isfinite(cv[CUBIC_LINUX]) else ""
     return [
-        Part("CUBIC the most stable of the high-speed variants", best, f"mean CoV (1 s): {listing}{linux}"),
+        Part(
+            "CUBIC the most stable of the high-speed variants",
+            best,
+            f"mean CoV (1 s) ± standard error over repeats: {listing}{linux}"
+            + (f"; not below by {SEPARATE_SE:g} standard errors: " + ", ".join(unseparated) if unseparated else ""),
+        ),
         Part(
             "H-TCP has stability problems",
-            math.isfinite(cv["htcp"]) and math.isfinite(median) and cv["htcp"] > median,
-            f"H-TCP's CoV {cv['htcp']:.3f} against the median {median:.3f} of the six variants",
+            htcp_ok,
+            f"H-TCP's CoV {show('htcp')} against the median {median:.3f} of the high-speed variants' means "
+            f"(bound: median + {SEPARATE_SE:g} standard errors"
+            + (
+                f" = {median + SEPARATE_SE * math.sqrt(v_h):.3f})"
+                if math.isfinite(v_h) and math.isfinite(median)
+                else ")"
+            ),
         ),
     ]
 
@@ -555,12 +708,13 @@ A_SERIES = [
         where="slide 24 (3.5 Evaluation Summary); setup slides 10-11 (3.2 TCP Friendliness, NS simulation); "
         "FAST: slide 23; BIC, HSTCP and STCP: slide 5 (2. Introduction, BIC function)",
         cause=(
-            "FAST: the talk calls its alpha small without giving it; ccarena runs its default of 200 packets (the"
-            " Gbit/s value ccarena's FAST lists as unconfirmed), with which FAST takes more than standard TCP: a "
-            "setting ccarena cannot take from the paper. The rest is not established: in ccarena's model "
-            "HighSpeed TCP (RFC 3649) leaves standard TCP more than CUBIC (2005) at 10 ms (0.49 against 0.44; H-TCP"
-            " 0.50) and more than CUBIC or H-TCP at 100 ms (0.18 against 0.08), and CUBIC (2005) leaves it 0.36 at"
-            " 1 Gbit/s and 10 ms"
+            "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not "
+            "given, so whether FAST gets less depends on a setting the paper leaves open (quick form: standard "
+            "TCP's mean share 0.81 at alpha 10, 0.41 at 100, 0.26 at 200; issue 27's review, this file at one "
+            "repeat: 0.85 at 10, 0.64 at 50, 0.42 at 200). The rest is not established: in the stored full run "
+            "(CUBIC (2005) then without v2.0's growth cap and initial ssthresh) HighSpeed TCP (RFC 3649) left "
+            "standard TCP more than CUBIC (2005) at 10 ms (0.49 against 0.44; H-TCP 0.50), and CUBIC (2005) left it "
+            "0.36 at 1 Gbit/s and 10 ms. To be restated from the full run after this change"
         ),
         figure=a1_figure,
         measure=a1_measure,
@@ -587,11 +741,10 @@ A_SERIES = [
         where="slide 24 (3.5 Evaluation Summary); setup slides 8-9 and 12-15 (3.1 Testbed, 3.2 TCP "
         "Friendliness, Dummynet); FAST: slide 23; BIC, HSTCP and STCP: slide 5 (2. Introduction, BIC function)",
         cause=(
-            "FAST: the talk calls its alpha small without giving it; ccarena runs its default of 200 packets (the"
-            " Gbit/s value ccarena's FAST lists as unconfirmed), with which FAST takes more than standard TCP: a "
-            "setting ccarena cannot take from the paper. The rest is not established: in ccarena's model "
-            "HighSpeed TCP (Linux's) leaves standard TCP more at 100 and 200 ms (0.12) than CUBIC (2005, 0.04) or"
-            " H-TCP (0.06), and BIC (0.05) more than CUBIC (2005). With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth): the same two parts fail (at 100/200 ms CUBIC (2005) 0.04 and H-TCP 0.02 against HSTCP 0.13)"
+            "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not "
+            "given, so whether FAST gets less depends on a setting the paper leaves open (quick form: standard "
+            "TCP's mean share 0.63 at alpha 10, 0.29 at 100, 0.16 at 200). To be restated from the full run after "
+            "this change"
         ),
         figure=a2_figure,
         measure=a2_measure,
@@ -611,15 +764,22 @@ A_SERIES = [
         "rhee-xu-2005/a3-rtt-fairness.toml",
         testbed=True,
         claim="CUBIC and FAST achieved good RTT fairness, on short and on long RTT paths alike (the summary "
-        "names neither BIC, HSTCP, STCP nor H-TCP here)",
+        "names neither BIC, HSTCP, STCP nor H-TCP here; that they were less fair is ccarena's reading of the "
+        "omission)",
         where="slide 24 (3.5 Evaluation Summary); setup slide 16 (3.3 RTT Fairness, Dummynet)",
+        cause=(
+            "Not established. CUBIC's and FAST's mean |e| lie below H-TCP's but inside the repeats' spread (quick "
+            "form, 200 Mbit/s, 2 repeats: CUBIC (2005) 0.56 ± 0.19, FAST 0.95 ± 0.24 at alpha 10 and 0.51 ± 0.18 at "
+            "100, H-TCP 0.78 ± 0.10; issue 27's review saw the same in the stored 2-repeat full run). To be "
+            "restated from the full run (5 repeats)"
+        ),
         figure=a3_figure,
         measure=a3_measure,
         judge=a3_judge,
         quick={
             "duration": "90s",
             "topology.bottleneck.rate": "200Mbps",
-            "sweep.repeat": 1,
+            "sweep.repeat": 2,
             "sweep.flows[0].rtt": ["40ms", "120ms"],
             "sweep.flows[1].rtt": ["120ms", "240ms"],
         },
@@ -633,9 +793,17 @@ A_SERIES = [
         "coefficient of variation); H-TCP had some stability problems, which the authors still meant to confirm "
         "with H-TCP's authors",
         where="slide 24 (3.5 Evaluation Summary); setup slides 17-20 (3.4 Stability, NS simulation); H-TCP: slide 19",
+        cause=(
+            "Not established. In the quick form (500 Mbit/s, 2 repeats) CUBIC (2005)'s CoV, 0.19 ± 0.04, is not "
+            "below BIC's (0.13) or STCP's (0.15); v2.0's initial ssthresh of 100 packets raises it (per repeat "
+            "0.12 and 0.06 with neither it nor the growth cap, the same with the cap alone, 0.24 and 0.11 with the "
+            "initial ssthresh alone, 0.23 and 0.15 with both). H-TCP's "
+            "0.46 ± 0.16 lies above the median (0.21) but not by two standard errors. To be restated from the full "
+            "run (5 repeats)"
+        ),
         figure=a4_figure,
         measure=a4_measure,
         judge=a4_judge,
-        quick={"duration": "80s", "topology.bottleneck.rate": "500Mbps", "sweep.repeat": 1},
+        quick={"duration": "80s", "topology.bottleneck.rate": "500Mbps", "sweep.repeat": 2},
     ),
 ]
