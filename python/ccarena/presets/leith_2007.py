@@ -697,13 +697,22 @@ def b5_measure(c: Campaign) -> Values:
 def b5_judge(values: Mapping[str, Values]) -> list[Part]:
     """At 250 Mbit/s and buffers below 30 % of the BDP, CUBIC's utilisation falls to around 50 %
     (summary slide; slide "Link utilisation"): CUBIC 2.6's mean utilisation at every such buffer
-    is at most LOW_UTILISATION."""
+    is at most LOW_UTILISATION. The sentence can also be read as the utilisation reaching about
+    50 % at the small end only; that reading is reported beside the part (the smallest buffer run
+    at most LOW_UTILISATION), not judged."""
     u = small_buffer_utilisation(values["B5"]["runs"], "CUBIC 2.6")
+    smallest = ""
+    if u:
+        b0 = min(u)
+        smallest = (
+            f"; read as reaching about 50 % at the small end only (not judged): {100 * b0:g} % BDP "
+            f"{u[b0]:.2f}, {'at most' if u[b0] <= LOW_UTILISATION else 'above'} {LOW_UTILISATION:g}"
+        )
     return [
         Part(
             "CUBIC's utilisation falls to about 50 % below 30 % BDP at 250 Mbit/s",
             bool(u) and max(u.values()) <= LOW_UTILISATION,
-            "CUBIC 2.6: " + ", ".join(f"{100 * b:g} % BDP {v:.2f}" for b, v in u.items()),
+            "CUBIC 2.6: " + ", ".join(f"{100 * b:g} % BDP {v:.2f}" for b, v in u.items()) + smallest,
         )
     ]
 
