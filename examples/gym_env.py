@@ -94,26 +94,26 @@ class CwndEnv:
     # What the experiment says, known once reset.
     @property
     def rate_bps(self) -> int:
-        return int(self._sim.spec.engine["bottleneck"]["rate_bps"])
+        return int(self._sim.spec.engine.bottleneck.rate_bps)
 
     @property
     def interval_ns(self) -> int:
-        return int(self._sim.spec.engine["interval_ns"])
+        return int(self._sim.spec.engine.interval_ns)
 
     @property
     def buffer_pkts(self) -> int:
-        b = self._sim.spec.engine["bottleneck"]
-        return int(b.get("buffer_pkts") or b["buffer_bytes"] // self.wire_bytes)
+        b = self._sim.spec.engine.bottleneck
+        return int(b.buffer_pkts or b.buffer_bytes // self.wire_bytes)
 
     @property
     def wire_bytes(self) -> int:
-        f = self._sim.spec.engine["flows"][self.flow]
-        return int(f["mss"]) + int(f["header_bytes"])
+        f = self._sim.spec.engine.flows[self.flow]
+        return int(f.mss) + int(f.header_bytes)
 
     @property
     def bdp_pkts(self) -> float:
         """The controlled flow's bandwidth-delay product, packets on the wire."""
-        rtt_ns = int(self._sim.spec.engine["flows"][self.flow]["rtt_ns"])
+        rtt_ns = int(self._sim.spec.engine.flows[self.flow].rtt_ns)
         return self.rate_bps * rtt_ns / 1e9 / 8 / self.wire_bytes
 
     @property

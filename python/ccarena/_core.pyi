@@ -10,6 +10,10 @@ def cc_algorithms() -> list[dict[str, Any]]:
     """Each algorithm: name, summary, source, default_recovery, unconfirmed,
     params (name, type, default, min, max, choices, doc)."""
 
+def engine_schema() -> str:
+    """The JSON Schema (as JSON text) of the engine configuration ``simulate`` takes,
+    made from the Rust types."""
+
 def cc_resolve(name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """All parameters of ``name`` with defaults filled in; raises
     ``ValueError((param_or_None, message))``."""

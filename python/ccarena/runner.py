@@ -172,8 +172,12 @@ def _file_field(e: SpecError, spec: Spec) -> SpecError:
         return e
     field, sep, what = e.message[len(_ENGINE_REFUSED) :].partition(": ")
     path: str | None = None
+    if re.fullmatch(r"(bottleneck|reverse)\.qdisc", field) and (p := re.match(r"(\w+): ", what)):
+        # A discipline's parameter: "bottleneck.qdisc: interval_ns: <what>".
+        field, what = f"{field}.{p[1]}", what[p.end() :]
     if m := re.fullmatch(r"(bottleneck|reverse)\.qdisc\.(\w+)", field):
-        kind = (spec.engine.get(m[1], {}).get("qdisc") or {}).get("kind")
+        link = spec.engine.bottleneck if m[1] == "bottleneck" else spec.engine.reverse
+        kind = link.qdisc.kind if link.qdisc is not None else None
         path = f"topology.{m[1]}.{kind}.{qdisc_key({'name': m[2]})}" if kind else None
     elif m := re.fullmatch(r"(bottleneck|reverse)(\..+)", field):
         path = f"topology.{m[1]}{m[2]}"

@@ -129,14 +129,14 @@ class Simulation:
         window = resolved.metrics.get("packets_ns")
         packets = (int(window[0]), int(window[1])) if window else None
         try:
-            self._engine = _core.Stepper(resolved.engine, packets)
+            self._engine = _core.Stepper(resolved.engine.to_dict(), packets)
         except ValueError as e:
             raise _file_field(SpecError("experiment", f"the engine refused it: {e}"), resolved) from None
         self._started, self._t0 = time.time(), time.perf_counter()
         # Every chunk taken so far: (flows_trace, queue_trace, flows), as the engine handed them.
         self._chunks: list[tuple[Columns, Columns, list[dict[str, Any]]]] = []
-        self._n_flows = len(resolved.engine["flows"])
-        self._params: list[dict[str, Any]] = [dict(f.get("params") or {}) for f in resolved.engine["flows"]]
+        self._n_flows = len(resolved.engine.flows)
+        self._params: list[dict[str, Any]] = [dict(f.params or {}) for f in resolved.engine.flows]
         self._end_ns: int = self._engine.end_ns()
         self._finished = False
 

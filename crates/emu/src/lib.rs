@@ -11,7 +11,8 @@
 //!
 //! [`engine`] is the emulator proper, driven by explicit times so that it is
 //! tested without devices; [`sys`] holds the system calls, [`config`] the
-//! configuration file and [`report`] the output folder. Python's
+//! configuration file (JSON: the simulator's own configuration and the
+//! emulator's settings) and [`report`] the output folder. Python's
 //! `ccarena.emulate` creates the namespaces, starts this binary and runs the
 //! real TCP connections through it.
 

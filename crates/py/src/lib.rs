@@ -1,7 +1,8 @@
 //! `ccarena._core`: the compiled core seen from Python.
 //!
-//! Four functions cross the boundary: `cc_algorithms()` (the registry),
+//! Five functions cross the boundary: `cc_algorithms()` (the registry),
 //! `qdisc_catalogue()` (the queue disciplines and their parameters),
+//! `engine_schema()` (the JSON Schema of the engine configuration),
 //! `cc_resolve(name, params)` (parameter validation with defaults filled in)
 //! and `simulate(config)` (one whole run). The Python layer validates the
 //! experiment file and hands `simulate` a fully resolved config of plain
@@ -12,11 +13,8 @@ use cc::registry::{self, ParamDefault, ParamKind, ParamValue};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
-use sim::qdisc::{DefaultValue as QdiscDefault, ParamType as QdiscParamType, QdiscConfig};
-use sim::{
-    App, Arrivals, Column, Config, Direction, FlowConfig, LinkConfig, LossModel, QueueLimit, Recovery, RttDist,
-    SizeDist, TcpSource, UdpPattern, UdpSource,
-};
+use sim::qdisc::{DefaultValue as QdiscDefault, ParamType as QdiscParamType};
+use sim::{Column, Config};
 
 mod pycc;
 mod step;
@@ -184,319 +182,19 @@ fn cc_resolve(py: Python<'_>, name: &str, params: Option<Bound<'_, PyDict>>) -> 
     Ok(d.unbind())
 }
 
-fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
-    match d.get_item(key)? {
-        Some(v) => v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}"))),
-        None => Err(PyValueError::new_err(format!("config key {key} is missing"))),
-    }
+/// The engine configuration's JSON Schema, as JSON text: every field of the
+/// dict `simulate` takes, made from the Rust types (see [`sim::config_form`]).
+#[pyfunction]
+fn engine_schema() -> String {
+    sim::config_form::schema().to_string()
 }
 
-fn get_opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
-    match d.get_item(key)? {
-        Some(v) if !v.is_none() => {
-            Ok(Some(v.extract().map_err(|e| PyValueError::new_err(format!("config key {key}: {e}")))?))
-        }
-        _ => Ok(None),
-    }
-}
-
-/// A link; `field` ("bottleneck" or "reverse") prefixes its refusals, as
-/// `Config::check` names them.
-fn link_from(d: &Bound<'_, PyDict>, field: &str) -> PyResult<LinkConfig> {
-    let limit = match (get_opt::<u64>(d, "buffer_pkts")?, get_opt::<u64>(d, "buffer_bytes")?) {
-        (Some(p), None) => QueueLimit::Packets(p),
-        (None, Some(b)) => QueueLimit::Bytes(b),
-        _ => return Err(PyValueError::new_err("exactly one of buffer_pkts and buffer_bytes must be given")),
-    };
-    let loss_model = match get_opt::<Bound<'_, PyDict>>(d, "loss_model")? {
-        None => None,
-        Some(m) => Some(match get::<String>(&m, "kind")?.as_str() {
-            "bernoulli" => LossModel::Bernoulli { p: get(&m, "p")? },
-            "periodic" => LossModel::Periodic { period: get(&m, "period")? },
-            "gilbert" => LossModel::GilbertElliott {
-                p_gb: get(&m, "p_gb")?,
-                p_bg: get(&m, "p_bg")?,
-                loss_good: get(&m, "loss_good")?,
-                loss_bad: get(&m, "loss_bad")?,
-            },
-            other => return Err(PyValueError::new_err(format!("unknown loss model {other}"))),
-        }),
-    };
-    let qdisc = match get_opt::<Bound<'_, PyDict>>(d, "qdisc")? {
-        None => QdiscConfig::DropTail,
-        Some(q) => {
-            let kind: String = get(&q, "kind")?;
-            let params: Vec<_> = params_from(Some(q))?.into_iter().filter(|(k, _)| k != "kind").collect();
-            QdiscConfig::from_params(&kind, &params).map_err(|e| {
-                // "<parameter>: <what>", or the discipline itself unknown.
-                let known = sim::qdisc_catalogue().iter().any(|q| q.name == kind);
-                PyValueError::new_err(if known { format!("{field}.qdisc.{e}") } else { format!("{field}.qdisc: {e}") })
-            })?
-        }
-    };
-    let model = match get_opt::<Bound<'_, PyDict>>(d, "model")? {
-        None => Default::default(),
-        Some(m) => link_model_from(&m)?,
-    };
-    Ok(LinkConfig {
-        model,
-        qdisc,
-        rate_bps: get(d, "rate_bps")?,
-        delay_ns: get_opt(d, "delay_ns")?.unwrap_or(0),
-        limit,
-        loss: get_opt(d, "loss")?.unwrap_or(0.0),
-        loss_model,
-    })
-}
-
-/// A link's models, as `spec` writes them for the engine (times in ns, rates in bit/s).
-fn link_model_from(m: &Bound<'_, PyDict>) -> PyResult<sim::linkmodel::LinkModel> {
-    use sim::linkmodel::{BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, TraceConfig, TraceMode};
-    let bucket = |key: &str| -> PyResult<Option<BucketConfig>> {
-        Ok(match get_opt::<Bound<'_, PyDict>>(m, key)? {
-            None => None,
-            Some(b) => Some(BucketConfig { rate_bps: get(&b, "rate_bps")?, burst_bytes: get(&b, "burst_bytes")? }),
-        })
-    };
-    let capacity = if let Some(s) = get_opt::<Vec<(u64, u64)>>(m, "schedule")? {
-        Some(CapacityConfig::Schedule(s))
-    } else if let Some(t) = get_opt::<Bound<'_, PyDict>>(m, "trace")? {
-        let mode = match get::<String>(&t, "mode")?.as_str() {
-            "mahimahi" => TraceMode::Mahimahi,
-            "ideal" => TraceMode::Ideal,
-            other => return Err(PyValueError::new_err(format!("unknown trace mode {other}"))),
-        };
-        Some(CapacityConfig::Trace(TraceConfig {
-            opportunities_ms: get(&t, "opportunities_ms")?,
-            once: get_opt(&t, "once")?.unwrap_or(false),
-            mode,
-        }))
-    } else {
-        None
-    };
-    let batch = match get_opt::<Bound<'_, PyDict>>(m, "batch")? {
-        None => None,
-        Some(b) => Some(match get::<String>(&b, "kind")?.as_str() {
-            "periodic" => BatchConfig::Periodic {
-                every_ns: get(&b, "every_ns")?,
-                phase_ns: get_opt(&b, "phase_ns")?.unwrap_or(0),
-            },
-            "count" => BatchConfig::Count { n: get(&b, "n")?, timeout_ns: get(&b, "timeout_ns")? },
-            other => return Err(PyValueError::new_err(format!("unknown batch kind {other}"))),
-        }),
-    };
-    let jitter = match get_opt::<Bound<'_, PyDict>>(m, "jitter")? {
-        None => None,
-        Some(j) => {
-            let dist = match get_opt::<String>(&j, "dist")?.as_deref() {
-                None => None,
-                Some("uniform") => Some(JitterDist::Uniform { max_ns: get(&j, "max_ns")? }),
-                Some("exponential") => Some(JitterDist::Exponential { mean_ns: get(&j, "mean_ns")? }),
-                Some("normal") => Some(JitterDist::Normal { mean_ns: get(&j, "mean_ns")?, sd_ns: get(&j, "sd_ns")? }),
-                Some(other) => return Err(PyValueError::new_err(format!("unknown jitter distribution {other}"))),
-            };
-            Some(JitterConfig {
-                dist,
-                reorder: get_opt(&j, "reorder")?.unwrap_or(false),
-                delay_steps: get_opt(&j, "delay_steps")?.unwrap_or_default(),
-            })
-        }
-    };
-    Ok(sim::linkmodel::LinkModel { capacity, policer: bucket("policer")?, shaper: bucket("shaper")?, batch, jitter })
-}
-
-fn direction_from(d: &Bound<'_, PyDict>) -> PyResult<Direction> {
-    match get_opt::<String>(d, "direction")?.as_deref() {
-        None | Some("forward") => Ok(Direction::Forward),
-        Some("reverse") => Ok(Direction::Reverse),
-        Some("both") => Ok(Direction::Both),
-        Some(other) => Err(PyValueError::new_err(format!("unknown direction {other}"))),
-    }
-}
-
-fn sizes_from(d: &Bound<'_, PyDict>) -> PyResult<SizeDist> {
-    Ok(match get::<String>(d, "kind")?.as_str() {
-        "fixed" => SizeDist::Fixed { bytes: get(d, "bytes")? },
-        "pareto" => SizeDist::Pareto { min: get(d, "min")?, shape: get(d, "shape")? },
-        "lognormal" => SizeDist::Lognormal { mu: get(d, "mu")?, sigma: get(d, "sigma")? },
-        "surge" => SizeDist::Surge {
-            body: get(d, "body")?,
-            mu: get(d, "mu")?,
-            sigma: get(d, "sigma")?,
-            tail_min: get(d, "tail_min")?,
-            tail_shape: get(d, "tail_shape")?,
-        },
-        "exponential" => SizeDist::Exponential { mean: get(d, "mean")? },
-        other => return Err(PyValueError::new_err(format!("unknown size distribution {other}"))),
-    })
-}
-
-fn rtt_from(d: &Bound<'_, PyDict>) -> PyResult<RttDist> {
-    Ok(match get::<String>(d, "kind")?.as_str() {
-        "fixed" => RttDist::Fixed { rtt_ns: get(d, "rtt_ns")? },
-        "exponential" => RttDist::ExponentialOneWay {
-            mean_one_way_ns: get(d, "mean_one_way_ns")?,
-            min_rtt_ns: get_opt(d, "min_rtt_ns")?.unwrap_or(0),
-        },
-        "uniform" => RttDist::Uniform { lo_ns: get(d, "lo_ns")?, hi_ns: get(d, "hi_ns")? },
-        other => return Err(PyValueError::new_err(format!("unknown RTT distribution {other}"))),
-    })
-}
-
-fn tcp_source_from(d: &Bound<'_, PyDict>) -> PyResult<TcpSource> {
-    let arr: Bound<'_, PyDict> = get(d, "arrivals")?;
-    let arrivals = match get::<String>(&arr, "kind")?.as_str() {
-        "poisson" => Arrivals::Poisson { rate: get(&arr, "rate")? },
-        "sessions" => Arrivals::Sessions { sessions: get(&arr, "sessions")?, off_mean_ns: get(&arr, "off_mean_ns")? },
-        other => return Err(PyValueError::new_err(format!("unknown arrival process {other}"))),
-    };
-    Ok(TcpSource {
-        name: get(d, "name")?,
-        arrivals,
-        sizes: sizes_from(&get(d, "sizes")?)?,
-        rtt: rtt_from(&get(d, "rtt")?)?,
-        direction: direction_from(d)?,
-        cc: get(d, "cc")?,
-        params: params_from(get_opt(d, "params")?)?,
-        mss: get(d, "mss")?,
-        header_bytes: get(d, "header_bytes")?,
-        init_cwnd: get(d, "init_cwnd")?,
-        pacing: get_opt(d, "pacing")?.unwrap_or(false),
-        ecn: get_opt(d, "ecn")?.unwrap_or(false),
-        start_ns: get_opt(d, "start_ns")?.unwrap_or(0),
-        stop_ns: get_opt(d, "stop_ns")?,
-        route: get_opt::<Bound<'_, PyDict>>(d, "route")?.map(|r| route_from(&r)).transpose()?,
-    })
-}
-
-fn route_from(r: &Bound<'_, PyDict>) -> PyResult<sim::Route> {
-    Ok(sim::Route { data: get(r, "data")?, ack: get(r, "ack")?, measure: get(r, "measure")? })
-}
-
-fn udp_source_from(d: &Bound<'_, PyDict>) -> PyResult<UdpSource> {
-    let pattern = match get::<String>(d, "pattern")?.as_str() {
-        "cbr" => UdpPattern::Cbr,
-        "poisson" => UdpPattern::Poisson,
-        other => return Err(PyValueError::new_err(format!("unknown UDP pattern {other}"))),
-    };
-    Ok(UdpSource {
-        name: get(d, "name")?,
-        pattern,
-        rate_bps: get(d, "rate_bps")?,
-        packet_bytes: get(d, "packet_bytes")?,
-        direction: direction_from(d)?,
-        start_ns: get_opt(d, "start_ns")?.unwrap_or(0),
-        stop_ns: get_opt(d, "stop_ns")?,
-        link: get_opt(d, "link")?,
-    })
-}
-
-fn config_from(d: &Bound<'_, PyDict>) -> PyResult<Config> {
-    let bottleneck: Bound<'_, PyDict> = get(d, "bottleneck")?;
-    let reverse: Bound<'_, PyDict> = get(d, "reverse")?;
-    let flows: Bound<'_, PyList> = get(d, "flows")?;
-    let mut fl = Vec::with_capacity(flows.len());
-    for f in flows.iter() {
-        let f = f.downcast_into::<PyDict>()?;
-        let app_kind: String = get(&f, "app")?;
-        let app = match app_kind.as_str() {
-            "bulk" => App::Bulk,
-            "fixed" => App::Fixed { bytes: get(&f, "app_bytes")? },
-            "rate" => App::Rate { bps: get(&f, "app_rate_bps")? },
-            other => return Err(PyValueError::new_err(format!("unknown app kind {other}"))),
-        };
-        let recovery = match get_opt::<String>(&f, "recovery")?.as_deref() {
-            None => None,
-            Some("prr") => Some(Recovery::Prr),
-            Some("newreno") => Some(Recovery::NewReno),
-            Some(other) => return Err(PyValueError::new_err(format!("unknown recovery {other}"))),
-        };
-        fl.push(FlowConfig {
-            cc: get(&f, "cc")?,
-            params: params_from(get_opt(&f, "params")?)?,
-            start_ns: get(&f, "start_ns")?,
-            stop_ns: get_opt(&f, "stop_ns")?,
-            rtt_ns: get(&f, "rtt_ns")?,
-            mss: get(&f, "mss")?,
-            header_bytes: get(&f, "header_bytes")?,
-            init_cwnd: get(&f, "init_cwnd")?,
-            rwnd_bytes: get_opt(&f, "rwnd_bytes")?,
-            pacing: get(&f, "pacing")?,
-            recovery,
-            app,
-            reverse: get_opt(&f, "reverse")?.unwrap_or(false),
-            ecn: get_opt(&f, "ecn")?.unwrap_or(false),
-            accecn: get_opt(&f, "accecn")?.unwrap_or(false),
-            receiver_accecn: get_opt(&f, "receiver_accecn")?.unwrap_or(true),
-            accecn_option: get_opt(&f, "accecn_option")?.unwrap_or(true),
-            tso: match get_opt::<Bound<'_, PyDict>>(&f, "tso")? {
-                None => None,
-                Some(t) => Some(sim::tcp::sender::Tso {
-                    max_segs: get(&t, "max_segs")?,
-                    win_divisor: get(&t, "win_divisor")?,
-                    max_defer: get::<u64>(&t, "max_defer_ns")? * 1_000,
-                    era: match get_opt::<String>(&t, "era")?.as_deref() {
-                        None | Some("linux-2.6") => sim::tcp::sender::Era::Linux26,
-                        Some("linux-today") => sim::tcp::sender::Era::Today,
-                        Some(e) => return Err(PyValueError::new_err(format!("unknown host era {e:?}"))),
-                    },
-                }),
-            },
-            access: match get_opt::<Bound<'_, PyDict>>(&f, "access")? {
-                None => None,
-                Some(a) => Some(sim::AccessLink {
-                    rate_bps: get(&a, "rate_bps")?,
-                    queue_pkts: get(&a, "queue_pkts")?,
-                    tsq: get_opt(&a, "tsq_bytes")?,
-                }),
-            },
-        });
-    }
-    let mut tcp_sources = Vec::new();
-    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "tcp_sources")? {
-        for s in list.iter() {
-            tcp_sources.push(tcp_source_from(&s.downcast_into::<PyDict>()?)?);
-        }
-    }
-    let mut udp_sources = Vec::new();
-    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "udp_sources")? {
-        for s in list.iter() {
-            udp_sources.push(udp_source_from(&s.downcast_into::<PyDict>()?)?);
-        }
-    }
-    Ok(Config {
-        seed: get(d, "seed")?,
-        duration_ns: get(d, "duration_ns")?,
-        interval_ns: get(d, "interval_ns")?,
-        trace: get(d, "trace")?,
-        bottleneck: link_from(&bottleneck, "bottleneck")?,
-        reverse: link_from(&reverse, "reverse")?,
-        network: match get_opt::<Bound<'_, PyDict>>(d, "network")? {
-            Some(n) => network_from(&n)?,
-            None => sim::Network::default(),
-        },
-        flows: fl,
-        tcp_sources,
-        udp_sources,
-    })
-}
-
-/// `network`: `links` (link dicts as `bottleneck`'s, links 2, 3, …), `routes`
-/// (per flow: `data`, `ack` link indices and the `measure` link) and `names`.
-fn network_from(d: &Bound<'_, PyDict>) -> PyResult<sim::Network> {
-    let mut links = Vec::new();
-    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "links")? {
-        for (k, l) in list.iter().enumerate() {
-            links.push(link_from(&l.downcast_into::<PyDict>()?, &format!("links[{}]", k + 2))?);
-        }
-    }
-    let mut routes = Vec::new();
-    if let Some(list) = get_opt::<Bound<'_, PyList>>(d, "routes")? {
-        for r in list.iter() {
-            routes.push(route_from(&r.downcast_into::<PyDict>()?)?);
-        }
-    }
-    Ok(sim::Network { links, routes, names: get_opt(d, "names")?.unwrap_or_default() })
+/// The engine configuration from its dict (the keys of [`sim::config_form`]),
+/// in one deserialisation. A refusal is a ValueError of one line naming the
+/// field path, as the engine's own checks do: `flows[2].recovery: unknown
+/// variant ...`.
+pub(crate) fn config_from(config: &Bound<'_, PyAny>) -> PyResult<Config> {
+    sim::read_config(&mut pythonize::Depythonizer::from_object(config)).map_err(PyValueError::new_err)
 }
 
 fn columns<'py>(py: Python<'py>, cols: &[(&'static str, Column)]) -> PyResult<Bound<'py, PyDict>> {
@@ -574,13 +272,7 @@ fn simulate(
     // Every refusal is a ValueError whose text is "<engine field>: <what is
     // wrong>": a missing or mistyped key of the config (a front-end mistake)
     // as much as a value outside what the engine represents.
-    let cfg = config_from(&config).map_err(|e| {
-        if e.is_instance_of::<PyValueError>(py) {
-            e
-        } else {
-            PyValueError::new_err(e.value(py).to_string())
-        }
-    })?;
+    let cfg = config_from(config.as_any())?;
     let mut engine = sim::Simulator::new(&cfg).map_err(PyValueError::new_err)?;
     if sink.is_some() {
         engine.set_trace_chunk_rows(chunk_rows);
@@ -753,6 +445,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cc_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_catalogue, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_schema, m)?)?;
     m.add_class::<step::Stepper>()?;
     pycc::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

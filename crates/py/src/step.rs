@@ -43,14 +43,8 @@ impl Stepper {
     /// of it in memory until `finish`.
     #[new]
     #[pyo3(signature = (config, packets=None))]
-    fn new(py: Python<'_>, config: Bound<'_, PyDict>, packets: Option<(u64, u64)>) -> PyResult<Self> {
-        let cfg = config_from(&config).map_err(|e| {
-            if e.is_instance_of::<PyValueError>(py) {
-                e
-            } else {
-                PyValueError::new_err(e.value(py).to_string())
-            }
-        })?;
+    fn new(config: Bound<'_, PyDict>, packets: Option<(u64, u64)>) -> PyResult<Self> {
+        let cfg = config_from(config.as_any())?;
         crate::pycc::clear_error();
         let mut engine = sim::Simulator::new(&cfg).map_err(PyValueError::new_err)?;
         if let Some((from_ns, to_ns)) = packets {

@@ -7,9 +7,12 @@ use crate::qdisc::QdiscConfig;
 use crate::tcp::sender::{App, Recovery, Tso};
 use crate::traffic::{LossModel, TcpSource, UdpSource};
 use cc::ParamValue;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-/// A bottleneck (or reverse) link.
-#[derive(Clone, Debug)]
+/// A bottleneck (or reverse) link. Written as [`crate::config_form::LinkForm`].
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "crate::config_form::LinkForm", into = "crate::config_form::LinkForm")]
 pub struct LinkConfig {
     pub rate_bps: u64,
     /// One-way propagation delay of the link itself, ns.
@@ -37,8 +40,9 @@ impl LinkConfig {
     }
 }
 
-/// One flow, fully resolved.
-#[derive(Clone, Debug)]
+/// One flow, fully resolved. Written as [`crate::config_form::FlowForm`].
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "crate::config_form::FlowForm", into = "crate::config_form::FlowForm")]
 pub struct FlowConfig {
     pub cc: String,
     pub params: Vec<(String, ParamValue)>,
@@ -83,19 +87,22 @@ pub struct FlowConfig {
 
 /// A sender's access link: its NIC's rate and the queue in front of it
 /// (Linux's `txqueuelen`, 1000 packets on Ethernet), no propagation delay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AccessLink {
     pub rate_bps: u64,
     pub queue_pkts: u64,
     /// TCP Small Queues (today's Linux): `tcp_limit_output_bytes`, the most
     /// an unpaced sender keeps in this host queue and NIC (see
     /// [`crate::tcp::sender::tsq_limit`]); `None`: no TSQ (Linux 2.6).
+    #[serde(rename = "tsq_bytes", default)]
     pub tsq: Option<u64>,
 }
 
 /// The route of one flow: link indices (0 the bottleneck, 1 the reverse
 /// link, 2.. [`Network::links`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Route {
     /// Links its data cross, in order.
     pub data: Vec<u32>,
@@ -108,13 +115,17 @@ pub struct Route {
 
 /// Links beyond the dumbbell's two, and the flows' routes over all of them.
 /// Empty: the dumbbell.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Network {
     /// Links 2, 3, …
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub links: Vec<LinkConfig>,
     /// The route of foreground flow `i` (every flow has one when any has).
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub routes: Vec<Route>,
     /// A name per link, 0 and 1 included (for messages; may be empty).
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub names: Vec<String>,
 }
 
@@ -125,8 +136,10 @@ impl Network {
     }
 }
 
-/// A whole experiment, fully resolved.
-#[derive(Clone, Debug)]
+/// A whole experiment, fully resolved: what `ccarena._core.simulate` takes
+/// as a dict and the emulator as JSON (see [`crate::config_form`]).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Config {
     pub seed: u64,
     pub duration_ns: u64,
@@ -135,10 +148,13 @@ pub struct Config {
     pub bottleneck: LinkConfig,
     pub reverse: LinkConfig,
     /// Links beyond these two and the flows' routes; the default is the dumbbell.
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub network: Network,
     pub flows: Vec<FlowConfig>,
     /// Background TCP transfers (web, on-off sessions).
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub tcp_sources: Vec<TcpSource>,
     /// Unresponsive UDP load.
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub udp_sources: Vec<UdpSource>,
 }

@@ -30,6 +30,7 @@
 
 pub mod check;
 pub mod config;
+pub mod config_form;
 pub mod event;
 pub mod hist;
 pub mod linkmodel;
@@ -46,6 +47,7 @@ pub mod trace;
 pub mod traffic;
 
 pub use config::{AccessLink, Config, FlowConfig, LinkConfig, Network, Route};
+pub use config_form::read_config;
 pub use net::QueueLimit;
 pub use output::{Conservation, FlowStats, LinkStats, Output, QueueStats, SourceStats, TransferRecord};
 pub use packet_log::PacketLog;

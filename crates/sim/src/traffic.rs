@@ -9,9 +9,12 @@
 //! change what the others draw.
 
 use crate::rng::Rng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Transfer sizes in bytes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum SizeDist {
     /// Always this many bytes.
     Fixed { bytes: u64 },
@@ -97,15 +100,18 @@ pub fn normal(rng: &mut Rng) -> f64 {
 }
 
 /// Round-trip propagation delays of the flows a source starts, ns.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum RttDist {
     Fixed {
         rtt_ns: u64,
     },
     /// RTT = `min_rtt_ns` + 2 × an exponential one-way delay with this mean
     /// (traffic.md: "exponential with mean 66 ms one-way").
+    #[serde(rename = "exponential")]
     ExponentialOneWay {
         mean_one_way_ns: u64,
+        #[serde(default, deserialize_with = "crate::config_form::null_default")]
         min_rtt_ns: u64,
     },
     Uniform {
@@ -127,9 +133,11 @@ impl RttDist {
 }
 
 /// Which way a source's data flow across the dumbbell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Through the bottleneck (the same way as the main flows).
+    #[default]
     Forward,
     /// Through the reverse link, so their data share the queue with the
     /// main flows' ACKs.
@@ -139,7 +147,8 @@ pub enum Direction {
 }
 
 /// How a TCP source starts transfers.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Arrivals {
     /// Poisson arrivals at `rate` transfers per second, independent of how
     /// earlier transfers fare (open loop).
@@ -151,30 +160,40 @@ pub enum Arrivals {
 }
 
 /// A source of short TCP transfers (web sessions, on-off sessions).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TcpSource {
     pub name: String,
     pub arrivals: Arrivals,
     pub sizes: SizeDist,
     pub rtt: RttDist,
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub direction: Direction,
     pub cc: String,
+    #[serde(default, with = "crate::config_form::params")]
+    #[schemars(with = "crate::config_form::ParamsSchema")]
     pub params: Vec<(String, cc::ParamValue)>,
     pub mss: u32,
     pub header_bytes: u32,
     pub init_cwnd: u32,
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub pacing: bool,
     /// Negotiate ECN (RFC 3168).
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub ecn: bool,
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub start_ns: u64,
+    #[serde(default)]
     pub stop_ns: Option<u64>,
     /// The links a transfer's data and ACKs cross (a network's path), or
     /// `None` for the bottleneck and its reverse link as `direction` says.
+    #[serde(default)]
     pub route: Option<crate::Route>,
 }
 
 /// How an unresponsive source spaces its packets.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum UdpPattern {
     /// Constant bit rate: packets evenly spaced.
     Cbr,
@@ -183,45 +202,44 @@ pub enum UdpPattern {
 }
 
 /// An unresponsive (UDP-like) source.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UdpSource {
     pub name: String,
     pub pattern: UdpPattern,
     pub rate_bps: u64,
     pub packet_bytes: u32,
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub direction: Direction,
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub start_ns: u64,
+    #[serde(default)]
     pub stop_ns: Option<u64>,
     /// The one link the datagrams cross (a network's link), or `None` for
     /// the bottleneck or the reverse link as `direction` says.
+    #[serde(default)]
     pub link: Option<u32>,
 }
 
 /// A random loss process applied to data packets arriving at a link.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum LossModel {
+    #[serde(skip)]
     None,
     /// Each packet is lost independently with probability p.
-    Bernoulli {
-        p: f64,
-    },
+    Bernoulli { p: f64 },
     /// Two-state Markov chain (Gilbert–Elliott): per packet, Good→Bad with
     /// probability `p_gb`, Bad→Good with `p_bg`; a packet is lost with
     /// probability `loss_good` in Good and `loss_bad` in Bad.
-    GilbertElliott {
-        p_gb: f64,
-        p_bg: f64,
-        loss_good: f64,
-        loss_bad: f64,
-    },
+    #[serde(rename = "gilbert")]
+    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
     /// Deterministic loss: every `period`-th data packet arriving at the
     /// link is lost (the first loss is packet number `period`). This is the
     /// loss process the analytic response functions assume (Mathis 1997,
     /// RFC 3649, RFC 9438 §5: one loss per sawtooth at a fixed rate p);
     /// `period` = round(1/p).
-    Periodic {
-        period: u64,
-    },
+    Periodic { period: u64 },
 }
 
 impl LossModel {

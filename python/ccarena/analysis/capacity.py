@@ -5,8 +5,10 @@ Utilisation over a span is the bits the link sent over this."""
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..spec.engine import EngineConfig
 
 __all__ = ["capacity_bits", "link_utilization"]
 
@@ -26,12 +28,12 @@ def _trace_count_upto(times_ms: list[int], t_ns: int, once: bool) -> int:
     return m * len(at) + bisect.bisect_right(at, t_ns - m * period)
 
 
-def capacity_bits(link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
+def capacity_bits(link: EngineConfig, t0_ns: int, t1_ns: int) -> float:
     """Bits the engine's ``link`` could carry from ``t0_ns`` to ``t1_ns`` (a trace: its opportunities in
     ``(t0_ns, t1_ns]``, so that a packet leaving at ``t1_ns`` counts)."""
-    model = link.get("model") or {}
-    if "schedule" in model:
-        steps = [(int(t), int(r)) for t, r in model["schedule"]]
+    model = link.model
+    if model is not None and model.schedule is not None:
+        steps = [(int(t), int(r)) for t, r in model.schedule]
         bits = 0.0
         for k, (a, r) in enumerate(steps):
             b = steps[k + 1][0] if k + 1 < len(steps) else max(t1_ns, a)
@@ -39,18 +41,19 @@ def capacity_bits(link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
             if hi > lo:
                 bits += r * (hi - lo) / NS_PER_S
         return bits
-    if "trace" in model:
-        tr = model["trace"]
-        times, once = list(tr["opportunities_ms"]), bool(tr.get("once", False))
+    if model is not None and model.trace is not None:
+        tr = model.trace
+        times, once = list(tr.opportunities_ms), bool(tr.once)
         return (_trace_count_upto(times, t1_ns, once) - _trace_count_upto(times, t0_ns, once)) * MTU_BITS
-    return float(link["rate_bps"]) * (t1_ns - t0_ns) / NS_PER_S
+    return float(link.rate_bps) * (t1_ns - t0_ns) / NS_PER_S
 
 
-def link_utilization(tx_bytes: float, link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
+def link_utilization(tx_bytes: float, link: EngineConfig, t0_ns: int, t1_ns: int) -> float:
     """``tx_bytes·8`` over the link's capacity from ``t0_ns`` to ``t1_ns``; NaN when that capacity is 0."""
-    if not (link.get("model") or {}).keys() & {"schedule", "trace"}:
+    model = link.model
+    if model is None or (model.schedule is None and model.trace is None):
         # A constant rate: tx_bytes·8 / (rate·seconds), as metrics.utilization computes it.
-        rate, seconds = float(link["rate_bps"]), (t1_ns - t0_ns) / NS_PER_S
+        rate, seconds = float(link.rate_bps), (t1_ns - t0_ns) / NS_PER_S
         if seconds <= 0 or rate <= 0:
             return float("nan")
         return tx_bytes * 8.0 / (rate * seconds)

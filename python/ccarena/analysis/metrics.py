@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..spec.engine import EngineConfig
 from ..spec.network import bottleneck_table
 from .capacity import link_utilization
 from .tracesums import TraceSums
@@ -182,7 +183,7 @@ def rates_from_sums(sums: npt.NDArray[Any], lifetimes: Sequence[tuple[int, int]]
 
 def _average_ns(spec: Spec) -> int:
     """The averaging span of convergence and responsiveness: a whole number of intervals."""
-    interval_ns = int(spec.engine["interval_ns"])
+    interval_ns = int(spec.engine.interval_ns)
     average_ns = max(int(spec.metrics.get("average_ns", NS_PER_S)), interval_ns)
     return average_ns - average_ns % interval_ns
 
@@ -190,7 +191,7 @@ def _average_ns(spec: Spec) -> int:
 def _windows(spec: Spec) -> tuple[tuple[int, int], tuple[int, int]]:
     """(the steady-state window, the second half) of the experiment."""
     eng = spec.engine
-    duration_ns, interval_ns = int(eng["duration_ns"]), int(eng["interval_ns"])
+    duration_ns, interval_ns = int(eng.duration_ns), int(eng.interval_ns)
     m = spec.metrics
     half = jain_window_ns(duration_ns, interval_ns)
     window = (int(m["window_ns"][0]), int(m["window_ns"][1])) if m.get("window_ns") else half
@@ -198,21 +199,20 @@ def _windows(spec: Spec) -> tuple[tuple[int, int], tuple[int, int]]:
 
 
 def _stops(spec: Spec) -> list[int | None]:
-    duration_ns = int(spec.engine["duration_ns"])
+    duration_ns = int(spec.engine.duration_ns)
     return [
-        int(f["stop_ns"]) if f.get("stop_ns") is not None and int(f["stop_ns"]) < duration_ns else None
-        for f in spec.engine["flows"]
+        int(f.stop_ns) if f.stop_ns is not None and int(f.stop_ns) < duration_ns else None for f in spec.engine.flows
     ]
 
 
 def trace_sums(spec: Spec) -> TraceSums:
     """An empty :class:`TraceSums` holding what :func:`summarize` needs of this experiment's traces."""
     eng = spec.engine
-    duration_ns, interval_ns = int(eng["duration_ns"]), int(eng["interval_ns"])
+    duration_ns, interval_ns = int(eng.duration_ns), int(eng.interval_ns)
     window, half = _windows(spec)
     average_ns = _average_ns(spec)
     bins = [(0, duration_ns, average_ns), *((window[0], window[1], k * NS_PER_S) for k in (1, 10))]
-    starts = [int(f["start_ns"]) for f in eng["flows"]]
+    starts = [int(f.start_ns) for f in eng.flows]
     return TraceSums(len(starts), starts, [half, window], bins, _stops(spec), interval_ns, average_ns)
 
 
@@ -501,16 +501,16 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
             [int(f["end_ns"]) for f in raw["flows"]],
         )
     eng = spec.engine
-    duration_ns = int(eng["duration_ns"])
-    interval_ns = int(eng["interval_ns"])
-    rate = int(eng["bottleneck"]["rate_bps"])
-    starts = [int(f["start_ns"]) for f in eng["flows"]]
-    starts += [int(s["start_ns"]) for s in (*eng.get("tcp_sources", ()), *eng.get("udp_sources", ()))]
+    duration_ns = int(eng.duration_ns)
+    interval_ns = int(eng.interval_ns)
+    rate = int(eng.bottleneck.rate_bps)
+    starts = [int(f.start_ns) for f in eng.flows]
+    starts += [int(s.start_ns) for s in (*eng.tcp_sources, *eng.udp_sources)]
     first_start = min(starts)
     window, half = _windows(spec)
 
     queue = dict(raw["queue"])
-    bn_link = eng["bottleneck"]
+    bn_link = eng.bottleneck
     util = link_utilization(float(queue["tx_bytes"]), bn_link, first_start, duration_ns)
 
     lifetimes = [(int(f["start_ns"]), int(f["end_ns"])) for f in raw["flows"]]
@@ -565,32 +565,32 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
                 "completion_s": None if completion is None else _num(int(completion) / NS_PER_S, 9),
             }
         )
-        if "network" in eng:
+        if eng.network is not None:
             # The network's links, then senders' access links (flows.host), which the engine names.
-            names = list(eng["network"]["names"])
+            names = list(eng.network.names)
             names += [str(link["name"]) for link in raw["links"][len(names) :]]
-            route = eng["network"]["routes"][i]
-            flows[-1]["bottleneck_link"] = names[int(route["measure"])]
+            route = eng.network.routes[i]
+            flows[-1]["bottleneck_link"] = names[int(route.measure)]
             flows[-1]["link_bytes"] = {names[int(link)]: int(b) for link, b in f["link_bytes"]}
-        if eng["flows"][i].get("ecn") and "ecn_reductions" in f:
+        if eng.flows[i].ecn and "ecn_reductions" in f:
             # Window cuts answering an ECN echo (RFC 3168 CWR); only for flows that negotiate ECN.
             flows[-1]["ecn_reductions"] = int(f["ecn_reductions"])
 
     arrivals = int(queue["arrivals"])
-    bn = eng["bottleneck"]
+    bn = eng.bottleneck
     bn_table = bottleneck_table(spec.resolved)
     bn_loss = bn_table["loss"]
-    bottleneck: dict[str, Any] = {"rate_bps": rate, "delay_ms": _num(int(bn["delay_ns"]) / 1e6, 6), "loss": bn["loss"]}
+    bottleneck: dict[str, Any] = {"rate_bps": rate, "delay_ms": _num(int(bn.delay_ns) / 1e6, 6), "loss": bn.loss}
     if isinstance(bn_loss, Mapping):
         # Gilbert-Elliott: "loss" is the long-run loss rate, the model is beside it.
         from ..spec import stationary_loss
 
         bottleneck["loss"] = _num(stationary_loss(bn_loss), 9)
         bottleneck["loss_model"] = dict(bn_loss)
-    if "buffer_pkts" in bn:
-        bottleneck["buffer_pkts"] = int(bn["buffer_pkts"])
+    if bn.buffer_pkts is not None:
+        bottleneck["buffer_pkts"] = int(bn.buffer_pkts)
     else:
-        bottleneck["buffer_bytes"] = int(bn["buffer_bytes"])
+        bottleneck["buffer_bytes"] = int(bn.buffer_bytes)
 
     if bn_table.get("qdisc", "droptail") != "droptail":
         # Active queues mark ECN-capable packets instead of dropping them (drops stay drops).
@@ -645,26 +645,30 @@ def summarize(raw: Mapping[str, Any], spec: Spec, sums: TraceSums | None = None)
     }
 
 
-def _has_network(eng: Mapping[str, Any]) -> bool:
+def _has_network(eng: EngineConfig) -> bool:
     """Whether the run reports every link: a network, senders' access links, or links with models."""
-    links = [eng["bottleneck"], eng["reverse"], *(eng.get("network") or {}).get("links", ())]
-    return "network" in eng or any("access" in f for f in eng["flows"]) or any(link.get("model") for link in links)
+    links = [eng.bottleneck, eng.reverse, *(eng.network.links if eng.network is not None else ())]
+    return (
+        eng.network is not None
+        or any(f.access is not None for f in eng.flows)
+        or any(link.model for link in links)
+    )
 
 
 def link_stats(
-    raw: Mapping[str, Any], eng: Mapping[str, Any], duration_ns: int, window: tuple[int, int]
+    raw: Mapping[str, Any], eng: EngineConfig, duration_ns: int, window: tuple[int, int]
 ) -> list[dict[str, Any]]:
     """Per link of a network (the engine's order: the measured link, its twin, then the rest): its
     utilisation over the run and over the measurement window (from the link trace), drops, marks and
     queueing delay."""
     trace = decode_columns(raw["link_trace"]) if raw.get("link_trace") else {}
-    net = eng.get("network") or {}
-    engine_links = [eng["bottleneck"], eng["reverse"], *net.get("links", ())]
-    names = list(net.get("names") or ["forward", "reverse"])
+    net = eng.network
+    engine_links = [eng.bottleneck, eng.reverse, *(net.links if net is not None else ())]
+    names = list((net.names if net is not None else None) or ["forward", "reverse"])
     out = []
     for i, link in enumerate(raw["links"]):
         if i >= len(engine_links):  # a sender's access link (flows.host), made by the engine
-            engine_links.append({"rate_bps": link["rate_bps"]})
+            engine_links.append(EngineConfig.of("LinkConfig", {"rate_bps": link["rate_bps"]}, f"access{i}"))
             names.append(str(link["name"]))
         rate = int(link["rate_bps"])
         arrivals = int(link["arrivals"])
@@ -724,7 +728,7 @@ def _dynamics(
     out: dict[str, Any] = {"friendliness": {**std_desc, **win, **friendliness(rates, standard)} if rates else None}
 
     # RTT fairness: the groups with the smallest and the largest RTT unless [measure] names two.
-    group_rtt = {g: int(eng["flows"][groups.index(g)]["rtt_ns"]) for g in sorted(set(groups))}
+    group_rtt = {g: int(eng.flows[groups.index(g)].rtt_ns) for g in sorted(set(groups))}
     pair = m.get("rtt_fairness")
     if pair is None and len(set(group_rtt.values())) > 1:
         pair = [min(group_rtt, key=lambda g: (group_rtt[g], g)), max(group_rtt, key=lambda g: (group_rtt[g], -g))]
@@ -743,7 +747,7 @@ def _dynamics(
     if not sums.has_flow_trace() or n == 0:
         return {**out, "convergence": None, "stability": None, "responsiveness": None}
     lifetimes = [(int(f["start_ns"]), int(f["end_ns"])) for f in flows]
-    duration_ns = int(eng["duration_ns"])
+    duration_ns = int(eng.duration_ns)
     average_ns = _average_ns(spec)
     ends, binned = sums.binned_rates(0, duration_ns, average_ns)
     hold_bins = math.ceil(int(m.get("hold_ns", NS_PER_S)) / average_ns)
@@ -770,16 +774,17 @@ def _dynamics(
 
 def _add_slowdowns(transfers: dict[str, Any], tr: Mapping[str, npt.NDArray[Any]], spec: Spec) -> None:
     """FCT slowdown (completion time over :func:`ideal_fct_ns`) percentiles, overall and per size class."""
-    sources = spec.engine.get("tcp_sources", [])
+    sources = spec.engine.tcp_sources
     size = tr.get("size_bytes", np.zeros(0, np.uint64))
     fct = tr.get("fct_ns", np.zeros(0, np.uint64))
     done = fct != np.uint64(UNFINISHED)
     slow = np.full(len(size), np.nan)
+    rates = (float(spec.engine.bottleneck.rate_bps), float(spec.engine.reverse.rate_bps))
     for k in np.flatnonzero(done):
         src = sources[int(tr["source"][k])]
-        link = spec.engine["reverse" if int(tr["reverse"][k]) else "bottleneck"]
-        ideal = ideal_fct_ns(float(size[k]), int(src["mss"]), int(src["header_bytes"]), int(src["init_cwnd"]),
-                             int(tr["rtt_ns"][k]), float(link["rate_bps"]))
+        rate = rates[1] if int(tr["reverse"][k]) else rates[0]
+        ideal = ideal_fct_ns(float(size[k]), int(src.mss), int(src.header_bytes), int(src.init_cwnd),
+                             int(tr["rtt_ns"][k]), rate)
         slow[k] = float(fct[k]) / ideal
     transfers.update(slowdown_stats(slow[done]))
     for c, (_, lo, hi) in zip(transfers["size_classes"], SIZE_CLASSES, strict=True):

@@ -96,7 +96,7 @@ def flows_table(raw: Mapping[str, Any], spec: Spec) -> pa.Table:
     in (none before it starts or after it ends).
     """
     cols = decode_columns(raw["flows_trace"])
-    interval_ns = int(spec.engine["interval_ns"])
+    interval_ns = int(spec.engine.interval_ns)
     flows = list(raw["flows"])
     if len(cols.get("t_ns", ())):
         # Only the intervals each flow ran in: none before it starts or after it ends.

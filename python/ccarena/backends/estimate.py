@@ -99,20 +99,23 @@ def estimate(spec: Spec, *, saved: bool = True, figure: bool = True) -> Estimate
     """The cost of running ``spec`` in the simulator: saved to a folder as it
     goes (as ``ccarena run`` does), with or without the figure, or kept in memory."""
     eng = spec.engine
-    duration_ns = int(eng["duration_ns"])
-    flows = eng["flows"]
-    tcp = eng.get("tcp_sources", [])
-    starts = [int(f["start_ns"]) for f in flows] + [int(s["start_ns"]) for s in (*tcp, *eng.get("udp_sources", []))]
+    duration_ns = int(eng.duration_ns)
+    flows = eng.flows
+    tcp = eng.tcp_sources
+    starts = [int(f.start_ns) for f in flows] + [int(s.start_ns) for s in (*tcp, *eng.udp_sources)]
     active_s = (duration_ns - min(starts, default=0)) / 1e9
-    sizes = [int(f["mss"]) + int(f["header_bytes"]) for f in (*flows, *tcp)] or [1500]
+    sizes = [int(f.mss) + int(f.header_bytes) for f in (*flows, *tcp)] or [1500]
     packet_bits = 8 * min(sizes)
-    packets = int(eng["bottleneck"]["rate_bps"]) * active_s / packet_bits
-    if any(f.get("reverse") for f in flows) or any(s.get("direction") != "forward" for s in tcp):
-        packets += int(eng["reverse"]["rate_bps"]) * active_s / packet_bits
-    intervals = math.ceil(duration_ns / int(eng["interval_ns"])) if eng.get("trace", True) else 0
+    packets = int(eng.bottleneck.rate_bps) * active_s / packet_bits
+    if any(f.reverse for f in flows) or any(s.direction != "forward" for s in tcp):
+        packets += int(eng.reverse.rate_bps) * active_s / packet_bits
+    intervals = math.ceil(duration_ns / int(eng.interval_ns)) if eng.trace else 0
     rows = (len(flows) + 1) * intervals
-    buffered = sum(int(eng[k].get("buffer_pkts", int(eng[k].get("buffer_bytes", 0)) // 40)) for k in ("bottleneck", "reverse"))
-    in_flight = max((int(eng["bottleneck"]["rate_bps"]) * int(f["rtt_ns"]) / (8e9 * 1500) for f in flows), default=0.0)
+    buffered = sum(
+        int(link.buffer_pkts if link.buffer_pkts is not None else int(link.buffer_bytes or 0) // 40)
+        for link in (eng.bottleneck, eng.reverse)
+    )
+    in_flight = max((int(eng.bottleneck.rate_bps) * int(f.rtt_ns) / (8e9 * 1500) for f in flows), default=0.0)
     if saved:
         held = min(rows, CHUNK_ROWS + len(flows) + 1)
         bins = 3 * duration_ns / 1e9  # per flow: the metrics' 1 s, 1 s and 10 s bins, at most

@@ -44,7 +44,12 @@ def simulate(
     packets = (int(window[0]), int(window[1])) if window else None
     try:
         raw: dict[str, Any] = _core.simulate(
-            spec.engine, progress, sink, chunk_rows, packets=packets, packet_sink=packet_sink if packets else None
+            spec.engine.to_dict(),
+            progress,
+            sink,
+            chunk_rows,
+            packets=packets,
+            packet_sink=packet_sink if packets else None,
         )
     except ValueError as e:
         raise SpecError("experiment", f"the engine refused it: {e}") from None
@@ -59,8 +64,8 @@ def _register_python_algorithms(spec: Spec) -> None:
 
     if "cc_module" in spec.resolved:
         import_cc_modules(spec.resolved["cc_module"])
-    names = {str(f["cc"]) for f in spec.engine.get("flows", ())}
-    names |= {str(s["cc"]) for s in spec.engine.get("tcp_sources", ()) if "cc" in s}
+    names = {str(f.cc) for f in spec.engine.flows}
+    names |= {str(s.cc) for s in spec.engine.tcp_sources}
     try:
         ensure_registered(names)
     except EntryPointError as e:

@@ -110,8 +110,8 @@ def estimate_packets(g: Grid) -> int:
     total = 0
     for run in g.runs:
         eng = run.spec.engine
-        packet_bits = 8 * (int(eng["flows"][0]["mss"]) + int(eng["flows"][0]["header_bytes"])) if eng["flows"] else 12000
-        total += int(eng["bottleneck"]["rate_bps"]) * int(eng["duration_ns"]) // (10**9 * packet_bits)
+        packet_bits = 8 * (int(eng.flows[0].mss) + int(eng.flows[0].header_bytes)) if eng.flows else 12000
+        total += int(eng.bottleneck.rate_bps) * int(eng.duration_ns) // (10**9 * packet_bits)
     return total
 
 

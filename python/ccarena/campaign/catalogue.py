@@ -133,12 +133,12 @@ def run_flow_rows(run: Run, summary: Mapping[str, Any], swept: Mapping[str, Mapp
     link = summary.get("bottleneck", {}).get("rate_bps")
     flows = summary.get("flows", [])
     total = sum(float(f["window_rate_bps"]) for f in flows if f.get("window_rate_bps") is not None)
-    engine_flows = run.spec.engine.get("flows", [])
+    engine_flows = run.spec.engine.flows
     rows = []
     for f in flows:
         row = {**head, **flatten(f, skip=())}
         i = int(f.get("flow", -1))
-        row["rtt_s"] = engine_flows[i]["rtt_ns"] / NS_PER_S if 0 <= i < len(engine_flows) else None
+        row["rtt_s"] = engine_flows[i].rtt_ns / NS_PER_S if 0 <= i < len(engine_flows) else None
         rate = f.get("window_rate_bps")
         row["share_of_link"] = float(rate) / float(link) if rate is not None and link else None
         row["share_of_flows"] = float(rate) / total if rate is not None and total > 0 else None

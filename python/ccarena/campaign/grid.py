@@ -42,6 +42,7 @@ from typing import Any
 
 from ..spec import Spec, SpecError, apply_overrides, resolve
 from ..spec.document import copy_document, parse_path
+from ..spec.engine import EngineConfig
 from ..spec.errors import did_you_mean
 from ..spec.fields import algorithms, known_algorithm
 from ..spec.network import link_tables
@@ -214,7 +215,8 @@ def _with_seed(spec: Spec, doc: dict[str, Any], seed: int, default_name: str) ->
         return spec
     if any(isinstance(g.get("start"), dict) for g in spec.resolved.get("flows", [])):
         return resolve({**doc, "seed": seed}, default_name=default_name)
-    return Spec({**spec.resolved, "seed": seed}, {**spec.engine, "seed": seed}, spec.flow_groups, spec.metrics, spec.warnings)
+    engine = EngineConfig({**spec.engine, "seed": seed})
+    return Spec({**spec.resolved, "seed": seed}, engine, spec.flow_groups, spec.metrics, spec.warnings)
 
 
 _RANDOM_QDISCS = ("red", "pie")

@@ -123,14 +123,14 @@ _EMPTY: dict[str, tuple[str, bytes]] = {
 def link_names(spec: Spec) -> Sequence[str]:
     """The names of the engine's links of an experiment: ``forward`` and ``reverse``, or a network's;
     then the senders' access links (``flows.host``), ``access<flow>``, as the engine adds them."""
-    network = spec.engine.get("network")
-    base = tuple(network["names"]) if network else LINKS
-    return base + tuple(f"access{i}" for i, f in enumerate(spec.engine["flows"]) if "access" in f)
+    network = spec.engine.network
+    base = tuple(network.names) if network is not None else LINKS
+    return base + tuple(f"access{i}" for i, f in enumerate(spec.engine.flows) if f.access is not None)
 
 
 def packets_table(columns: Mapping[str, tuple[str, bytes]], links: Sequence[str] = LINKS) -> pa.Table:
     """The engine's packet-log columns as the table of packets.parquet (see this module); ``links``
-    names the engine's links by index (a network's: ``spec.engine["network"]["names"]``)."""
+    names the engine's links by index (a network's: ``spec.engine.network.names``)."""
     c = decode_columns(columns or _EMPTY)
     owner, flags = c["owner"], c["flags"]
     ack = (flags & _ACK) != 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .engine import EngineConfig
 from .errors import SpecError
 from .units import describe, format_rate, format_time, parse_time
 
@@ -51,27 +52,27 @@ def check_rate(bps: int, value: Any, path: str) -> int:
     return bps
 
 
-def warnings(resolved: dict[str, Any], engine: dict[str, Any]) -> list[str]:
+def warnings(resolved: dict[str, Any], engine: EngineConfig) -> list[str]:
     """One line per representable but implausible value: ``<field>: <why>``."""
     out = []
-    for key, path in (("bottleneck", "topology.bottleneck"), ("reverse", "topology.reverse")):
-        rate = int(engine[key]["rate_bps"])
+    for link, path in ((engine.bottleneck, "topology.bottleneck"), (engine.reverse, "topology.reverse")):
+        rate = int(link.rate_bps)
         if rate < WARN_RATE_BPS:
             out.append(f"{path}.rate: {format_rate(rate)} is below 1kbps; a 1500-byte packet takes {12_000 / rate:g} s")
     for i, g in enumerate(resolved.get("flows", [])):
         # Every flow of a group has the group's RTT, written canonically (it parses back exactly).
         if parse_time(g["rtt"]) > WARN_RTT_NS:
             out.append(f"flows[{i}].rtt: {g['rtt']} is above 10s")
-    flows = engine["flows"]
+    flows = engine.flows
     if flows:
         # The BDP the buffer is measured in: topology.rtt, else the longest flow RTT (as "bdp" buffers are).
         topo_rtt = resolved["topology"].get("rtt")
-        rtt_ns = parse_time(topo_rtt) if topo_rtt else max(int(f["rtt_ns"]) for f in flows)
-        packet = int(flows[0]["mss"]) + int(flows[0]["header_bytes"])
-        bdp_pkts = int(engine["bottleneck"]["rate_bps"]) * rtt_ns / (8e9 * packet)
-        limit = engine["bottleneck"].get("buffer_pkts")
+        rtt_ns = parse_time(topo_rtt) if topo_rtt else max(int(f.rtt_ns) for f in flows)
+        packet = int(flows[0].mss) + int(flows[0].header_bytes)
+        bdp_pkts = int(engine.bottleneck.rate_bps) * rtt_ns / (8e9 * packet)
+        limit = engine.bottleneck.buffer_pkts
         if limit is None:
-            limit = int(engine["bottleneck"]["buffer_bytes"]) / (int(flows[0]["mss"]) + int(flows[0]["header_bytes"]))
+            limit = int(engine.bottleneck.buffer_bytes) / (int(flows[0].mss) + int(flows[0].header_bytes))
         if bdp_pkts > 0 and limit > WARN_BUFFER_BDP * bdp_pkts:
             out.append(f"topology.bottleneck.buffer: {limit / bdp_pkts:.0f} BDP is above 100 BDP")
     if len(flows) > WARN_FLOWS:

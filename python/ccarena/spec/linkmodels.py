@@ -30,6 +30,7 @@ from typing import Any
 
 from ..traces import mean_rate_bps
 from . import fields as F
+from .engine import EngineConfig
 from .errors import SpecError
 from .units import UnitError, describe, format_bytes, format_rate, format_time, parse_rate
 
@@ -267,19 +268,19 @@ def link_models(table: Mapping[str, Any], path: str, delay_ns: int, delay_steps:
     return LinkModels(engine or None, resolved)
 
 
-def trace_notes(engine: Mapping[str, Any]) -> list[str]:
+def trace_notes(engine: EngineConfig) -> list[str]:
     """One line per link driven by a trace: its name, length and own rate (printed before a run)."""
-    net = engine.get("network") or {}
-    links = [engine["bottleneck"], engine["reverse"], *net.get("links", ())]
-    names = list(net.get("names") or ["bottleneck", "reverse"])
+    net = engine.network
+    links = [engine.bottleneck, engine.reverse, *(net.links if net is not None else ())]
+    names = list((net.names if net is not None else None) or ["bottleneck", "reverse"])
     out = []
     for name, link in zip(names, links, strict=False):
-        tr = (link.get("model") or {}).get("trace")
+        tr = link.model.trace if link.model is not None else None
         if tr is None:
             continue
-        times = tr["opportunities_ms"]
+        times = tr.opportunities_ms
         rate = mean_rate_bps(times)
-        once = ", once" if tr.get("once") else f", looping every {format_time(times[-1] * 1_000_000)}"
-        out.append(f"{name}: trace of {len(times)} opportunities{once}: {rate / 1e6:.3f} Mbit/s ({tr['mode']} accounting)")
+        once = ", once" if tr.once else f", looping every {format_time(times[-1] * 1_000_000)}"
+        out.append(f"{name}: trace of {len(times)} opportunities{once}: {rate / 1e6:.3f} Mbit/s ({tr.mode} accounting)")
     return out
 

@@ -109,6 +109,7 @@ from .._version import __version__
 from . import fields as F
 from .background import Context, background
 from .document import load_document
+from .engine import EngineConfig
 from .errors import SpecError
 from .flows import Flows, flows
 from .limits import warnings
@@ -255,12 +256,13 @@ def resolve(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Spec
         engine["tcp_sources"] = bg.tcp_sources
     if bg.udp_sources:
         engine["udp_sources"] = bg.udp_sources
+    config = EngineConfig(engine)
     return Spec(
         resolved=resolved,
-        engine=engine,
+        engine=config,
         flow_groups=tuple(fl.groups),
         metrics=meas.engine(),
-        warnings=(*warnings(resolved, engine), *_network_warnings(net)),
+        warnings=(*warnings(resolved, config), *_network_warnings(net)),
     )
 
 

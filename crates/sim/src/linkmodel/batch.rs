@@ -15,11 +15,18 @@
 
 use crate::event::Time;
 use crate::packet::PacketId;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum BatchConfig {
     /// Release every `every_ns`, at `phase_ns + k·every_ns`.
-    Periodic { every_ns: u64, phase_ns: u64 },
+    Periodic {
+        every_ns: u64,
+        #[serde(default, deserialize_with = "crate::config_form::null_default")]
+        phase_ns: u64,
+    },
     /// Release once `n` are held or `timeout_ns` after the batch's first.
     Count { n: u32, timeout_ns: u64 },
 }

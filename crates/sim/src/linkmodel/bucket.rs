@@ -10,8 +10,11 @@
 //! ps), so refills and takes are exact.
 
 use crate::event::{Time, PS_PER_S};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BucketConfig {
     pub rate_bps: u64,
     /// Depth of the bucket, bytes.

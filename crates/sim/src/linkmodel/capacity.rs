@@ -20,6 +20,8 @@
 //! serving packets that arrived by t).
 
 use crate::event::{Time, PS_PER_MS, PS_PER_S};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// How a link's capacity changes over time.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,17 +34,20 @@ pub enum CapacityConfig {
 }
 
 /// Mahimahi's byte accounting, or the same idealised to IP bytes and exact times.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum TraceMode {
     Mahimahi,
     Ideal,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TraceConfig {
     /// Times of the opportunities, ms, non-decreasing; the last one is the period.
     pub opportunities_ms: Vec<u64>,
     /// Deliver nothing after the last line instead of starting again (mm-link `--once`).
+    #[serde(default, deserialize_with = "crate::config_form::null_default")]
     pub once: bool,
     pub mode: TraceMode,
 }

@@ -18,6 +18,8 @@ use crate::event::{Time, PS_PER_NS};
 use crate::packet::PacketId;
 use crate::rng::Rng;
 use crate::traffic::{exponential, normal};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum JitterDist {
@@ -30,7 +32,8 @@ pub enum JitterDist {
 }
 
 /// The propagation after a link: per-packet jitter and delay steps.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "crate::config_form::JitterForm", into = "crate::config_form::JitterForm")]
 pub struct JitterConfig {
     pub dist: Option<JitterDist>,
     /// Packets keep their own draws and may overtake each other.

@@ -19,6 +19,8 @@ pub mod jitter;
 
 use crate::event::Time;
 use crate::packet::PacketId;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 pub use batch::{BatchConfig, Batcher};
 pub use bucket::{BucketConfig, TokenBucket};
@@ -27,7 +29,8 @@ pub use jitter::{JitterConfig, JitterDist, LineModel};
 
 /// The models of one link; the default is an ideal link (constant rate and
 /// delay, no policer, shaper, batching or jitter).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "crate::config_form::LinkModelForm", into = "crate::config_form::LinkModelForm")]
 pub struct LinkModel {
     /// The link's capacity over time; `None`: its constant `rate_bps`.
     pub capacity: Option<CapacityConfig>,

@@ -55,6 +55,8 @@ use crate::event::{Time, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
 use crate::hist::Histogram;
 use crate::packet::{Packet, MAX_SACK};
 use cc::{AckSample, AnyCc, CaEvent, CaState, CongestionControl, EcnMode, RateSample, Sock, INFINITE_SSTHRESH};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The largest window a TCP receiver can advertise (RFC 7323 §2.2: a
 /// 16-bit window scaled by at most 2^14), the receive window of flows that
@@ -73,7 +75,8 @@ pub enum App {
 }
 
 /// Loss recovery.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Recovery {
     /// SACK scoreboard (RFC 6675 loss detection) with Proportional Rate
     /// Reduction (RFC 6937): Linux's default.
@@ -140,13 +143,15 @@ impl SenderConfig {
 }
 
 /// Which Linux's TSO the sender follows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Era {
     /// Linux 2.6: full 64 KB super-packets, deferral for at most `max_defer`.
     #[default]
+    #[serde(rename = "linux-2.6")]
     Linux26,
     /// Linux since 5.18 (`tcp_tso_autosize` with its RTT allowance, the
     /// current `tcp_tso_should_defer`, super-packets of at most half the window).
+    #[serde(rename = "linux-today")]
     Today,
 }
 

@@ -6,6 +6,7 @@ emulator cannot do."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from ... import _core
 from ...spec import Spec, SpecError, resolve
 from ...spec.document import load_document
+from ...spec.engine import EngineConfig
 from .common import _KERNEL_HEADERS, MAX_RATE_BPS, PORT_BASE, STALLS
 
 
@@ -89,11 +91,11 @@ def load_spec(
             rf["cc"] = cc
             rf.pop("params", None)
             rf["recovery"] = "prr"
-        for ef, gi in zip(spec.engine["flows"], spec.flow_groups, strict=True):
-            if gi in kernel_only:
-                ef["cc"] = kernel_only[gi]
-                ef["params"] = {}
-                ef["recovery"] = "prr"
+        flows = [
+            {**ef, "cc": kernel_only[gi], "params": {}, "recovery": "prr"} if gi in kernel_only else dict(ef)
+            for ef, gi in zip(spec.engine.flows, spec.flow_groups, strict=True)
+        ]
+        spec = dataclasses.replace(spec, engine=EngineConfig({**spec.engine, "flows": flows}))
     check_spec(spec)
     return spec
 
@@ -190,12 +192,12 @@ _ENGINE_MODEL_KEYS = {"schedule", "trace", "jitter", "policer", "shaper", "batch
 def _link_paths(spec: Spec) -> list[str]:
     """The experiment file's table of each of the engine's links (the dumbbell's two, or a network's
     in the engine's order): where a message about the link points."""
-    eng = spec.engine
-    if "network" not in eng:
+    net = spec.engine.network
+    if net is None:
         return ["topology.bottleneck", "topology.reverse"]
     topo = spec.resolved["topology"]
     out = []
-    for name in eng["network"]["names"]:
+    for name in net.names:
         base = name.removesuffix("_rev")
         if topo["kind"] == "parking_lot":
             hops = topo["hop"]
@@ -211,8 +213,8 @@ def _check_line(spec: Spec) -> None:
     """A network's flows must run along one line of links: every data path a run of consecutive
     links of one chain (all senders are in one namespace and all receivers in another; the emulator
     routes each packet by its flow), ACKs on the reverse twins of the data path, last first."""
-    net = spec.engine["network"]
-    names = net["names"]
+    net = spec.engine.network
+    names = net.names
     follows: dict[int, tuple[int, str]] = {}  # link -> (the link after it, the path that says so)
     precedes: dict[int, tuple[int, str]] = {}
     seen: set[int] = set()
@@ -220,8 +222,8 @@ def _check_line(spec: Spec) -> None:
         if gi in seen:
             continue
         seen.add(gi)
-        route = net["routes"][flow]
-        data = [int(link) for link in route["data"]]
+        route = net.routes[flow]
+        data = [int(link) for link in route.data]
         where = f"flows[{gi}].path"
         for k, link in enumerate(data):
             if names[link].endswith("_rev"):
@@ -231,7 +233,7 @@ def _check_line(spec: Spec) -> None:
                     "side to the receivers' along forward links (run it in the simulator)",
                 )
         twins = [names.index(names[link] + "_rev") for link in reversed(data)]
-        if [int(link) for link in route["ack"]] != twins:
+        if [int(link) for link in route.ack] != twins:
             raise SpecError(
                 f"flows[{gi}].ack_path",
                 "the emu backend sends ACKs back over the reverse twins of the data path ("
@@ -267,28 +269,28 @@ def check_spec(spec: Spec) -> None:
     eng = spec.engine
     kernel = kernel_algorithms()
     for key in sorted(set(eng) - _ENGINE_KEYS):
-        if eng[key]:
+        if getattr(eng, key):
             where = "background" if "source" in key else key
             raise SpecError(where, "the emu backend does not run this yet (flows and the links only)")
     paths = _link_paths(spec)
-    links = [eng["bottleneck"], eng["reverse"], *(eng.get("network") or {}).get("links", ())]
+    links = [eng.bottleneck, eng.reverse, *(eng.network.links if eng.network is not None else ())]
     for link, path in zip(links, paths, strict=True):
-        if (link.get("qdisc") or {}).get("kind") == "xcp":
+        if link.qdisc is not None and link.qdisc.kind == "xcp":
             raise SpecError(f"{path}.qdisc", "xcp runs in the simulator only (kernel TCP carries no XCP header)")
-    if "network" in eng:
+    if eng.network is not None:
         _check_line(spec)
     for link, path in zip(links, paths, strict=True):
         twin = path == "topology.reverse" or path.endswith(".reverse")
-        if link.get("loss_model"):
+        if link.loss_model:
             raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
         # Link models (capacity schedule or trace, jitter and delay steps, policer, shaper, ACK
         # aggregation) run in the emulator as in the simulator (crates/emu/src/engine.rs); a rate
         # schedule must stay within what the emulator forwards.
-        model = link.get("model") or {}
-        for key in sorted(set(model) - _ENGINE_MODEL_KEYS):
+        model = link.model
+        for key in sorted(set(model or ()) - _ENGINE_MODEL_KEYS):
             field = {"schedule": "rate", "batch": "ack_aggregation"}.get(key, key)
             raise SpecError(f"{path}.{field}", "this link model runs in the simulator only")
-        peak = max((int(r) for _, r in model.get("schedule", ())), default=0)
+        peak = max((int(r) for _, r in (model.schedule if model is not None else None) or ()), default=0)
         if peak > MAX_RATE_BPS:
             raise SpecError(
                 f"{path}.rate",
@@ -296,42 +298,42 @@ def check_spec(spec: Spec) -> None:
                 f"{peak / 1e6:g} Mbit/s",
             )
         for key in sorted(set(link) - _ENGINE_LINK_KEYS):
-            if link[key]:
+            if getattr(link, key):
                 raise SpecError(f"{path}.{key.removesuffix('_ns')}", "not supported by the emu backend")
-        if int(link["rate_bps"]) > MAX_RATE_BPS:
+        if int(link.rate_bps) > MAX_RATE_BPS:
             raise SpecError(
                 f"{path}.rate",
                 f"the emu backend forwards at most {MAX_RATE_BPS // 10**6} Mbit/s (on time up to about "
                 "1 Gbit/s on the 2-core machine it was built on; bench/emu_rate.py measures yours)",
             )
-        if not isinstance(link.get("loss", 0.0), (int, float)):
+        if not isinstance(link.loss, (int, float)):
             raise SpecError(f"{path}.loss", "the emu backend supports a Bernoulli loss probability only")
-        if twin and float(link.get("loss", 0.0)) != 0.0:
+        if twin and float(link.loss) != 0.0:
             raise SpecError(f"{path}.loss", "the emu backend has no loss on the reverse link")
-    headers = {int(f["header_bytes"]) for f in eng["flows"]}
+    headers = {int(f.header_bytes) for f in eng.flows}
     for h in headers:
         if h not in _KERNEL_HEADERS:
             raise SpecError(
                 "tcp.header",
                 f"the kernel's TCP/IPv4 headers are 52 bytes (with timestamps) or 40 (without); got {h}",
             )
-    n = len(eng["flows"])
+    n = len(eng.flows)
     if PORT_BASE + n > 65535:
         raise SpecError("flows", f"the emu backend runs at most {65535 - PORT_BASE} flows")
     seen: set[int] = set()
-    for ef, gi in zip(eng["flows"], spec.flow_groups, strict=True):
+    for ef, gi in zip(eng.flows, spec.flow_groups, strict=True):
         if gi in seen:
             continue
         seen.add(gi)
         path = f"flows[{gi}]"
         for key in sorted(set(ef) - _ENGINE_FLOW_KEYS):
-            if ef[key]:
+            if getattr(ef, key):
                 raise SpecError(f"{path}.{key}", "not supported by the emu backend")
-        cc = str(ef["cc"])
+        cc = str(ef.cc)
         _check_kernel_has(cc, f"{path}.cc", kernel)
-        if ef.get("recovery") not in (None, "prr"):
+        if ef.recovery not in (None, "prr"):
             raise SpecError(
                 f"{path}.recovery",
-                f'the kernel always recovers with SACK, RACK and PRR; "{ef["recovery"]}" cannot be emulated',
+                f'the kernel always recovers with SACK, RACK and PRR; "{ef.recovery}" cannot be emulated',
             )
-        _check_params(cc, ef.get("params") or {}, path)
+        _check_params(cc, ef.params or {}, path)

@@ -55,7 +55,7 @@ def _raw(
     plan: _Plan, traffic: _Traffic, out: Mapping[str, Any], *, realtime: bool, sysctls: dict[str, str], wall_s: float
 ) -> dict[str, Any]:
     n = len(plan.flows)
-    trace = bool(plan.spec.engine["trace"])
+    trace = bool(plan.spec.engine.trace)
     emu_cols = {name: np.frombuffer(data, dtype=np.dtype(dt)) for name, (dt, data) in out["flows_trace"].items()}
     k = len(emu_cols["t_ns"]) // n if n else 0
     if trace and k != len(traffic.grid):
@@ -115,7 +115,7 @@ def _raw(
                 "written_bytes": fin["written_bytes"],
             }
         )
-        if "network" in plan.spec.engine:
+        if plan.spec.engine.network is not None:
             # Wire bytes of the flow's data that left each link of its path, as the simulator reports them.
             flows[-1]["link_bytes"] = [(int(link), int(b)) for link, b in e["link_bytes"]]
     timing = dict(out["timing"])
@@ -173,16 +173,16 @@ def _raw(
     }
     conservation = dict(out["conservation"])
     per_link = conservation.pop("links", [])
-    if "network" in plan.spec.engine:
+    if plan.spec.engine.network is not None:
         # Every link's packets since the emulator started: arrived = sent + dropped + held.
-        names = plan.spec.engine["network"]["names"]
+        names = plan.spec.engine.network.names
         emu["link_conservation"] = [
             {"link": names[i], **{k: int(v) for k, v in c.items()}} for i, c in enumerate(per_link)
         ]
     if not all(fin.get("has_total_rto") for fin in traffic.final):
         emu["notes"] = ["this kernel's tcp_info has no tcpi_total_rto: timeouts are reported as 0"]
     extra: dict[str, Any] = {}
-    if "network" in plan.spec.engine:
+    if plan.spec.engine.network is not None:
         # One row per link per interval, as the simulator's link trace.
         extra["link_trace"] = dict(out["link_trace"]) if trace else {}
     return {

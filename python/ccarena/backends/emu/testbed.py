@@ -66,7 +66,7 @@ class Testbed:
     def _build(self) -> None:
         plan = self.plan
         self.tmp = Path(tempfile.mkdtemp(prefix="ccarena-emu-"))
-        (self.tmp / "emu.conf").write_text(_emulator_config(plan, self.tmp))
+        (self.tmp / "emu.json").write_text(_emulator_config(plan))
         need = socket_buffer_max(plan)
         for ns in (NS_SND, NS_RCV):
             _ip("netns", "add", ns)
@@ -82,7 +82,7 @@ class Testbed:
         stderr = open(self.tmp / "emu.stderr", "wb")  # noqa: SIM115 - closed below
         try:
             self.proc = subprocess.Popen(
-                [str(self.binary), "--config", str(self.tmp / "emu.conf"), "--out", str(self.tmp / "out")],
+                [str(self.binary), "--config", str(self.tmp / "emu.json"), "--out", str(self.tmp / "out")],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,

@@ -106,7 +106,7 @@ class _Traffic:
         self.buf = bytearray(RECV_BUF)
         self.t0 = 0
         self.n = len(plan.flows)
-        if plan.spec.engine["trace"]:
+        if plan.spec.engine.trace:
             self.grid = _grid(plan.duration_ns, plan.interval_ns)
         else:
             self.grid = [plan.duration_ns]
@@ -430,8 +430,7 @@ class _Traffic:
         """One-way delays of the probes, and their excess over the emulated delay and serialisation."""
         if self.probe_tx is None:
             return None
-        eng = self.plan.spec.engine
-        nominal = _other_delay_ns(self.plan) + 44 * 8 * 10**9 // int(eng["reverse"]["rate_bps"])
+        nominal = _other_delay_ns(self.plan) + 44 * 8 * 10**9 // int(self.plan.spec.engine.reverse.rate_bps)
         # From the kernel's transmit stamp when there is one, else from the sender's clock.
         delays = [rx - self.probe_tx_ns.get(seq, sent) for seq, (rx, sent) in sorted(self.probe_rx_ns.items())]
         kernel_stamped = sum(1 for seq in self.probe_rx_ns if seq in self.probe_tx_ns)
