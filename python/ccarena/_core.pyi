@@ -1,6 +1,6 @@
 """The compiled simulator core (crates/py). Use the ``ccarena`` package instead."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __version__: str
@@ -13,6 +13,11 @@ def cc_algorithms() -> list[dict[str, Any]]:
 def engine_schema() -> str:
     """The JSON Schema (as JSON text) of the engine configuration ``simulate`` takes,
     made from the Rust types."""
+
+def link_capacity_bits(link: Mapping[str, Any], t0_ns: int, t1_ns: int) -> float:
+    """Bits an engine link can carry from ``t0_ns`` to ``t1_ns``: its rate schedule's
+    integral, its trace's opportunities in ``(t0_ns, t1_ns]`` times one MTU, or its
+    constant rate times the span."""
 
 def cc_resolve(name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """All parameters of ``name`` with defaults filled in; raises

@@ -197,6 +197,22 @@ pub(crate) fn config_from(config: &Bound<'_, PyAny>) -> PyResult<Config> {
     sim::read_config(&mut pythonize::Depythonizer::from_object(config)).map_err(PyValueError::new_err)
 }
 
+/// Bits `link` (an engine link's dict) can carry from `t0_ns` to `t1_ns`: the
+/// integral of its rate schedule, its trace's opportunities in `(t0_ns, t1_ns]`
+/// times one MTU (as [`sim::linkmodel::Capacity::bits_between`] counts them),
+/// or its constant rate times the span. Utilisation's denominator, computed
+/// by the same code that serves the link.
+#[pyfunction]
+fn link_capacity_bits(link: &Bound<'_, PyAny>, t0_ns: u64, t1_ns: u64) -> PyResult<f64> {
+    let l: sim::LinkConfig =
+        sim::config_form::read(&mut pythonize::Depythonizer::from_object(link)).map_err(PyValueError::new_err)?;
+    let t1_ns = t1_ns.max(t0_ns);
+    Ok(match &l.model.capacity {
+        Some(c) => sim::linkmodel::Capacity::new(c).bits_between(t0_ns * sim::event::PS_PER_NS, t1_ns * sim::event::PS_PER_NS),
+        None => l.rate_bps as f64 * (t1_ns - t0_ns) as f64 / 1e9,
+    })
+}
+
 fn columns<'py>(py: Python<'py>, cols: &[(&'static str, Column)]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, col) in cols {
@@ -446,6 +462,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(engine_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(link_capacity_bits, m)?)?;
     m.add_class::<step::Stepper>()?;
     pycc::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -577,6 +577,12 @@ pub fn schema() -> serde_json::Value {
 /// Reads a configuration from any serde source; an error names the field
 /// path of the first thing wrong (`flows[2].recovery: unknown variant …`).
 pub fn read_config<'de, D: Deserializer<'de>>(d: D) -> Result<crate::Config, String> {
+    read(d)
+}
+
+/// Any part of the engine configuration (a [`LinkConfig`], a [`FlowConfig`], ...) from its form, with
+/// the same one-line errors as [`read_config`].
+pub fn read<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<T, String> {
     serde_path_to_error::deserialize(d).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
