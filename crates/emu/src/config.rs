@@ -152,27 +152,16 @@ impl Config {
         if n_links > 1 << 16 {
             return Err(format!("engine.network.links: expected at most 65534 links, got {}", net.links.len()));
         }
-        let engine = if net.is_dumbbell() {
+        let (fwd, rev, links, routes) = if net.is_dumbbell() {
             // The dumbbell: every flow's one-way delay is its own; a link's delay matters only
             // where its model steps it. The reverse link is drop-tail.
             let own = |l: &LinkConfig| if steps_delay(l) { l.delay_ns } else { 0 };
-            EngineConfig {
-                fwd: link(&c.bottleneck, "engine.bottleneck", own(&c.bottleneck), true)?,
-                rev: link(&c.reverse, "engine.reverse", own(&c.reverse), false)?,
-                loss: c.bottleneck.loss,
-                seed: c.seed,
-                duration_ns: c.duration_ns,
-                interval_ns: c.interval_ns,
-                trace: c.trace,
-                port_base: emu.port_base,
-                flow_delay_ns,
-                other_delay_ns: emu.other_delay_ns,
-                max_packet: emu.max_packet,
-                frames: emu.offload,
-                pause_stalls: emu.stalls == StallMode::Pause,
-                links: Vec::new(),
-                routes: Vec::new(),
-            }
+            (
+                link(&c.bottleneck, "engine.bottleneck", own(&c.bottleneck), true)?,
+                link(&c.reverse, "engine.reverse", own(&c.reverse), false)?,
+                Vec::new(),
+                Vec::new(),
+            )
         } else {
             let mut links = Vec::with_capacity(net.links.len());
             for (k, l) in net.links.iter().enumerate() {
@@ -198,23 +187,29 @@ impl Config {
                     return Err(format!("{field}.measure: the measured link {} is not on the data route", r.measure));
                 }
             }
-            EngineConfig {
-                fwd: link(&c.bottleneck, "engine.bottleneck", c.bottleneck.delay_ns, true)?,
-                rev: link(&c.reverse, "engine.reverse", c.reverse.delay_ns, true)?,
-                loss: c.bottleneck.loss,
-                seed: c.seed,
-                duration_ns: c.duration_ns,
-                interval_ns: c.interval_ns,
-                trace: c.trace,
-                port_base: emu.port_base,
-                flow_delay_ns,
-                other_delay_ns: emu.other_delay_ns,
-                max_packet: emu.max_packet,
-                frames: emu.offload,
-                pause_stalls: emu.stalls == StallMode::Pause,
+            (
+                link(&c.bottleneck, "engine.bottleneck", c.bottleneck.delay_ns, true)?,
+                link(&c.reverse, "engine.reverse", c.reverse.delay_ns, true)?,
                 links,
-                routes: net.routes.clone(),
-            }
+                net.routes.clone(),
+            )
+        };
+        let engine = EngineConfig {
+            fwd,
+            rev,
+            loss: c.bottleneck.loss,
+            seed: c.seed,
+            duration_ns: c.duration_ns,
+            interval_ns: c.interval_ns,
+            trace: c.trace,
+            port_base: emu.port_base,
+            flow_delay_ns,
+            other_delay_ns: emu.other_delay_ns,
+            max_packet: emu.max_packet,
+            frames: emu.offload,
+            pause_stalls: emu.stalls == StallMode::Pause,
+            links,
+            routes,
         };
         let e = &engine;
         if e.duration_ns == 0 || e.interval_ns == 0 {
