@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import _core
-
 if TYPE_CHECKING:
     from ..spec.engine import EngineConfig
 
@@ -23,7 +21,9 @@ NS_PER_S = 1_000_000_000
 def capacity_bits(link: EngineConfig, t0_ns: int, t1_ns: int) -> float:
     """Bits the engine's ``link`` could carry from ``t0_ns`` to ``t1_ns`` (a trace: its opportunities in
     ``(t0_ns, t1_ns]``, so that a packet leaving at ``t1_ns`` counts)."""
-    return float(_core.link_capacity_bits(link, int(t0_ns), int(t1_ns)))
+    from .._core import link_capacity_bits
+
+    return float(link_capacity_bits(link, int(t0_ns), int(t1_ns)))
 
 
 def link_utilization(tx_bytes: float, link: EngineConfig, t0_ns: int, t1_ns: int) -> float:
