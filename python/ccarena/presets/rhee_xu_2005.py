@@ -709,12 +709,10 @@ A_SERIES = [
         "FAST: slide 23; BIC, HSTCP and STCP: slide 5 (2. Introduction, BIC function)",
         cause=(
             "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not "
-            "given, so whether FAST gets less depends on a setting the paper leaves open (quick form: standard "
-            "TCP's mean share 0.81 at alpha 10, 0.41 at 100, 0.26 at 200; issue 27's review, this file at one "
-            "repeat: 0.85 at 10, 0.64 at 50, 0.42 at 200). The rest is not established: in the stored full run "
-            "(CUBIC (2005) then without v2.0's growth cap and initial ssthresh) HighSpeed TCP (RFC 3649) left "
-            "standard TCP more than CUBIC (2005) at 10 ms (0.49 against 0.44; H-TCP 0.50), and CUBIC (2005) left it "
-            "0.36 at 1 Gbit/s and 10 ms. To be restated from the full run after this change"
+            "given, so whether FAST gets less depends on a setting the paper leaves open (standard TCP's mean share "
+            "0.81 at alpha 10, 0.45 at 100, 0.33 at 200). The rest is not established: at 10 ms CUBIC (2005) leaves "
+            "standard TCP 0.38 at 1 Gbit/s (0.44-0.49 at 20-200 Mbit/s) and HighSpeed TCP (RFC 3649) leaves it more "
+            "than CUBIC (2005) on average (0.49 against 0.45; H-TCP 0.50); Linux's CUBIC today gives the same 0.45"
         ),
         figure=a1_figure,
         measure=a1_measure,
@@ -742,9 +740,8 @@ A_SERIES = [
         "Friendliness, Dummynet); FAST: slide 23; BIC, HSTCP and STCP: slide 5 (2. Introduction, BIC function)",
         cause=(
             "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not "
-            "given, so whether FAST gets less depends on a setting the paper leaves open (quick form: standard "
-            "TCP's mean share 0.63 at alpha 10, 0.29 at 100, 0.16 at 200). To be restated from the full run after "
-            "this change"
+            "given, so whether FAST gets less depends on a setting the paper leaves open (standard TCP's mean share "
+            "0.68 at alpha 10, 0.34 at 100, 0.24 at 200; with the testbed's hosts 0.73, 0.32, 0.21)"
         ),
         figure=a2_figure,
         measure=a2_measure,
@@ -768,10 +765,10 @@ A_SERIES = [
         "omission)",
         where="slide 24 (3.5 Evaluation Summary); setup slide 16 (3.3 RTT Fairness, Dummynet)",
         cause=(
-            "Not established. CUBIC's and FAST's mean |e| lie below H-TCP's but inside the repeats' spread (quick "
-            "form, 200 Mbit/s, 2 repeats: CUBIC (2005) 0.56 ± 0.19, FAST 0.95 ± 0.24 at alpha 10 and 0.51 ± 0.18 at "
-            "100, H-TCP 0.78 ± 0.10; issue 27's review saw the same in the stored 2-repeat full run). To be "
-            "restated from the full run (5 repeats)"
+            "Not established. CUBIC's and FAST's mean |e| lie below H-TCP's, or near it, but not by two standard "
+            "errors over the 5 repeats: CUBIC (2005) 0.80 ± 0.05, FAST 1.14 ± 0.08 at alpha 10 and 0.79 ± 0.10 at "
+            "100, H-TCP 0.87 ± 0.07 (BIC 2.29, HSTCP 2.92, STCP 4.58 are clearly worse); with the testbed's hosts "
+            "0.70 ± 0.05, 0.85 ± 0.15, 0.74 ± 0.10 against H-TCP's 0.81 ± 0.05"
         ),
         figure=a3_figure,
         measure=a3_measure,
@@ -794,12 +791,11 @@ A_SERIES = [
         "with H-TCP's authors",
         where="slide 24 (3.5 Evaluation Summary); setup slides 17-20 (3.4 Stability, NS simulation); H-TCP: slide 19",
         cause=(
-            "Not established. In the quick form (500 Mbit/s, 2 repeats) CUBIC (2005)'s CoV, 0.19 ± 0.04, is not "
-            "below BIC's (0.13) or STCP's (0.15); v2.0's initial ssthresh of 100 packets raises it (per repeat "
-            "0.12 and 0.06 with neither it nor the growth cap, the same with the cap alone, 0.24 and 0.11 with the "
-            "initial ssthresh alone, 0.23 and 0.15 with both). H-TCP's "
-            "0.46 ± 0.16 lies above the median (0.21) but not by two standard errors. To be restated from the full "
-            "run (5 repeats)"
+            "Not established. CUBIC (2005)'s CoV, 0.185 ± 0.016 over 5 repeats, is not below BIC's (0.145 ± 0.014), "
+            "STCP's (0.145 ± 0.037) or HSTCP's (0.187 ± 0.022); v2.0's initial ssthresh of 100 packets raises it "
+            "(quick form, per repeat: 0.12 and 0.06 with neither it nor the growth cap, the same with the cap alone, "
+            "0.24 and 0.11 with the initial ssthresh alone, 0.23 and 0.15 with both); Linux's CUBIC today 0.174 ± "
+            "0.023"
         ),
         figure=a4_figure,
         measure=a4_measure,
