@@ -193,10 +193,10 @@ def test_the_long_reno_flow_of_a_parking_lot_gets_floyds_share(hops: int, rtt: s
     assert lo <= share <= hi, f"long flow's share {share:.3f} outside [{lo:.3f}, {hi:.3f}]"
 
 
-# The same band and cases under the analysis's own premise (the reference's assumption 3: every congested
-# gateway drops independently with a small probability, as Random Drop or RED does), with RED at its defaults
-# (min_th 5, max_th 15 packets, max_p 0.1, gentle): drop-tail's phase effects and standing queues are outside
-# the derivation, random early drops are inside it.
+# The same band and cases under the analysis's own premise (Floyd 1991 analyses Random Drop gateways; the
+# square-root form assumes every congested gateway drops independently with a small probability), with RED
+# at its defaults (min_th 5, max_th 15 packets, max_p 0.1, gentle): drop-tail's phase effects and standing
+# queues are outside the derivation, random early drops are inside it.
 RANDOM_DROP_CASES = [
     pytest.param(5, None, id="5 hops, hop-proportional RTT"),
     pytest.param(3, None, id="3 hops, hop-proportional RTT"),
