@@ -295,11 +295,7 @@ def b2_growth(v: Values, buffer: float, name: str = "CUBIC 2.6") -> dict[str, fl
     values, their ratios (low / high), and the interval counts."""
     from .common import mean_where
 
-    rows = [
-        {**r, "buffer_bdp": float(r.get("buffer_bdp", OLD_B2_BUFFER))}
-        for r in v.get("growth", [])
-        if r["variant"] == name and abs(float(r.get("buffer_bdp", OLD_B2_BUFFER)) - buffer) < 1e-9
-    ]
+    rows = at_buffer(v.get("growth", []), buffer, OLD_B2_BUFFER, variant=name)
     both = [r for r in rows if r.get("intervals", 0) > 0]
     late = [r for r in rows if r.get("late_intervals", 0) > 0]
     low, high = mean_where(both, "low_pps"), mean_where(both, "high_pps")
@@ -500,14 +496,16 @@ figures; 100 % is the buffer of Rhee's answer to them (rebuttal, item 4), 20 % t
 group's usual one), so that the three presets of one testbed share one buffer policy."""
 
 
-def at_buffer(rows: Sequence[Mapping[str, Any]], buffer: float, **where: Any) -> list[Mapping[str, Any]]:
-    """The records at ``buffer`` (records without ``buffer_bdp`` are B3's and B4's old 100 % runs)
-    that match ``where``."""
+def at_buffer(
+    rows: Sequence[Mapping[str, Any]], buffer: float, missing: float = OLD_B34_BUFFER, **where: Any
+) -> list[Mapping[str, Any]]:
+    """The records at ``buffer`` that match ``where``; a record without ``buffer_bdp`` was run at
+    ``missing`` (B3's and B4's old runs at 100 %, B2's at 20 %). Buffers are fractions of the BDP as
+    the records store them (rounded), so equal ones agree within 1e-9."""
     return [
         r
         for r in rows
-        if abs(float(r.get("buffer_bdp", OLD_B34_BUFFER)) - buffer) < 1e-9
-        and all(r.get(k) == v for k, v in where.items())
+        if abs(float(r.get("buffer_bdp", missing)) - buffer) < 1e-9 and all(r.get(k) == v for k, v in where.items())
     ]
 
 
