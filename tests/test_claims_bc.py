@@ -68,8 +68,13 @@ def test_window_growth_counts_only_increases_while_one_window_is_low() -> None:
     # which flow is low does not depend on the order they are given in; the late flow's share does
     keys = ("low_pps", "high_pps", "intervals")
     assert {k: paired_growth(t, list(b), list(a))[k] for k in keys} == {k: g[k] for k in keys}
-    assert g["late_intervals"] == 0 and paired_growth(t, list(b), list(a))["late_intervals"] == 4
-    assert paired_growth(t, list(b), list(a))["late_low_pps"] == pytest.approx((4 + 2 + 42) / 3)
+    # the joining intervals are those in which the late flow (the third argument) is the low one,
+    # ending by the time it joined
+    assert g["joining_intervals"] == 0 and paired_growth(t, list(b), list(a))["joining_intervals"] == 4
+    assert paired_growth(t, list(b), list(a))["joining_low_pps"] == pytest.approx((4 + 2 + 42) / 3)
+    early = paired_growth(t, list(b), list(a), joined_at=2.0)
+    assert early["joining_intervals"] == 2 and early["intervals"] == 4
+    assert early["joining_low_pps"] == pytest.approx(4.0) and early["joining_high_pps"] == pytest.approx(10.0)
     assert paired_growth([0.0, 1.0], [5, 5], [5, 9])["intervals"] == 0
 
 
@@ -82,11 +87,11 @@ def test_variant_names_the_cubic_of_each_era() -> None:
 
 
 def b2_at(
-    buffer: float, slow: float | None, half: float | None, growth: float = 0.6, late: float = 0.6
+    buffer: float, slow: float | None, half: float | None, growth: float = 0.6, every: float = 0.6
 ) -> dict[str, list]:
     """B2 windows and growth records at one buffer: CUBIC 2.6 converging ``slow`` s after the join
-    (None: never), backoff 0.5 ``half`` s after, the low-cwnd flow's window growing ``growth`` times as
-    fast as the large one's (``late`` times over the intervals in which the late flow is the low one)."""
+    (None: never), backoff 0.5 ``half`` s after, the joining flow's window growing ``growth`` times as
+    fast as the first's (``every`` times over every interval with one window low, either flow)."""
 
     def w(name: str, t: float | None) -> list[dict[str, Any]]:
         return windows(name, {100: 0.3} if t is None else {100: 0.3, 100 + t: 0.95}, buffer=buffer)
@@ -98,12 +103,13 @@ def b2_at(
                 "variant": "CUBIC 2.6",
                 "buffer_bdp": buffer,
                 "repeat": i,
+                "joined_s": slow,
                 "high_pps": 10.0,
-                "low_pps": 10.0 * growth,
+                "low_pps": 10.0 * every,
                 "intervals": 50,
-                "late_high_pps": 10.0,
-                "late_low_pps": 10.0 * late,
-                "late_intervals": 40,
+                "joining_high_pps": 10.0,
+                "joining_low_pps": 10.0 * growth,
+                "joining_intervals": 40,
             }
             for i in range(3)
         ],
@@ -163,22 +169,25 @@ def test_b2_judges_each_part_at_both_buffers() -> None:
     assert "unsettled" in v.parts[0].measured and "unsettled" in v.parts[3].measured
 
 
-def test_b2_reports_the_late_flows_growth_beside_the_judged_ratio() -> None:
+def test_b2_judges_the_joining_flows_growth_and_reports_every_interval_beside_it() -> None:
     v = get("B2").verdict({"B2": b2(200, 50, growth=0.6)})
-    assert "120 intervals in which the late flow is the low one (not judged): ratio 0.60" in v.parts[1].measured
+    assert v.parts[1].holds and "3 of 3 runs, 120 one-second intervals" in v.parts[1].measured
+    assert "(not judged; 150 intervals, either flow low): ratio 0.60" in v.parts[1].measured
     vals = b2(200, 50, growth=0.9)
     for r in vals["growth"]:
-        r["late_low_pps"] = 5.0  # the late flow alone grows half as fast: reported, the judged part still fails
+        r["low_pps"] = 5.0  # every low interval shows half the growth: reported, the judged part still fails
     v = get("B2").verdict({"B2": vals})
-    assert not v.parts[1].holds and "ratio 0.50" in v.parts[1].measured
+    assert not v.parts[1].holds and "(ratio 0.90)" in v.parts[1].measured and "ratio 0.50" in v.parts[1].measured
+    # no joining interval in any run (the runs converged by 110 s): nothing measured, the part cannot hold
+    for r in vals["growth"]:
+        r["joining_intervals"], r["joining_low_pps"], r["joining_high_pps"] = 0, 0.0, 0.0
+    assert not get("B2").verdict({"B2": vals}).parts[1].holds
 
 
 def test_b2_reads_stored_values_without_a_buffer_as_its_old_20_percent() -> None:
     old = b2_at(0.2, 200, 50)
     for r in old["windows"] + old["growth"]:
         r.pop("buffer_bdp")
-        for k in ("late_high_pps", "late_low_pps", "late_intervals"):
-            r.pop(k, None)
     v = get("B2").verdict({"B2": {"late_start_s": 100.0, **old}})
     assert v.word == "reproduced" and len(v.parts) == 3 and all("20 % BDP" in p.name for p in v.parts)
 

@@ -193,12 +193,14 @@ def fmt_time(t: float | None, mark: bool = False) -> str:
 
 GROWTH_FROM_S = 110.0
 """B2 compares the two flows' window growth from 10 s after the second flow starts (past its slow
-start, which CUBIC 2.6's initial ssthresh ends at 100 packets within about a second) to the end of
-the run, over the trace intervals that begin with one flow's cwnd below CONVERGED times the other's:
-the slide's flow "with low cwnd" and flow "with large cwnd". Intervals in which the two windows
-are closer than that are left out: neither flow has the low cwnd the slide speaks of there, and
-counting them (all of the run after convergence) would pull the ratio toward 1 whatever the growth
-law."""
+start, which CUBIC 2.6's initial ssthresh ends at 100 packets within about a second) until that
+run's second flow has converged (:func:`window_growth`), over the trace intervals that begin with
+the second flow's cwnd below CONVERGED times the first's: the slide's flow "with low cwnd" is the
+one still joining, and the flow "with large cwnd" the one it joins. Intervals in which the two
+windows are closer than that are left out (neither flow has the low cwnd the slide speaks of), and
+so are those after the run converges: a window below the other's there is a flow that has just
+backed off, not one that is joining. The growth over every interval with one window low, to the
+end of the run and whichever flow is low, is reported beside it."""
 
 LESS_AGGRESSIVE = 0.8
 """"Grabs bandwidth less aggressively" read as: the low-cwnd flow's window grows at most 0.8 times
@@ -209,21 +211,26 @@ grows 0.7^(2/3) = 0.79 times as fast by CUBIC's own law."""
 
 
 def paired_growth(
-    times: Sequence[float], a: Sequence[Any], b: Sequence[Any], level: float = CONVERGED
+    times: Sequence[float],
+    a: Sequence[Any],
+    b: Sequence[Any],
+    level: float = CONVERGED,
+    joined_at: float = math.inf,
 ) -> dict[str, Any]:
     """Over the consecutive samples ``(t0, t1]`` that begin with one cwnd below ``level`` times the
     other: the mean increase per second of the low flow's cwnd (``low_pps``) and of the large flow's
     (``high_pps``), each over those intervals in which it grew (0 when it never grew), and the
-    number of such intervals. Beside it, the same over the intervals in which ``b`` (the late flow)
-    is the low one (``late_low_pps``, ``late_high_pps``, ``late_intervals``): the intervals counted
-    above also include those after convergence in which the early flow has just backed off. ``a``
-    and ``b`` are the two flows' cwnds at ``times``; they may be unsigned integers, as the trace
-    stores them."""
+    number of such intervals. Beside it, the same over the intervals that end by ``joined_at`` (the
+    late flow's convergence time) and in which ``b`` (the late flow) is the low one
+    (``joining_low_pps``, ``joining_high_pps``, ``joining_intervals``): the late flow while it is
+    still joining, where the intervals counted above also include those in which either flow has
+    just backed off. ``a`` and ``b`` are the two flows' cwnds at ``times``; they may be unsigned
+    integers, as the trace stores them."""
     low: list[float] = []
     high: list[float] = []
-    late_low: list[float] = []
-    late_high: list[float] = []
-    n = n_late = 0
+    j_low: list[float] = []
+    j_high: list[float] = []
+    n = n_join = 0
     for i in range(len(times) - 1):
         dt = float(times[i + 1]) - float(times[i])
         a0, a1, b0, b1 = float(a[i]), float(a[i + 1]), float(b[i]), float(b[i + 1])
@@ -233,11 +240,12 @@ def paired_growth(
             lo, hi = (a0, a1), (b0, b1)
         elif b0 < level * a0:
             lo, hi = (b0, b1), (a0, a1)
-            n_late += 1
-            if b1 > b0:
-                late_low.append((b1 - b0) / dt)
-            if a1 > a0:
-                late_high.append((a1 - a0) / dt)
+            if float(times[i + 1]) <= joined_at:
+                n_join += 1
+                if b1 > b0:
+                    j_low.append((b1 - b0) / dt)
+                if a1 > a0:
+                    j_high.append((a1 - a0) / dt)
         else:
             continue
         n += 1
@@ -253,15 +261,22 @@ def paired_growth(
         "low_pps": mean(low),
         "high_pps": mean(high),
         "intervals": n,
-        "late_low_pps": mean(late_low),
-        "late_high_pps": mean(late_high),
-        "late_intervals": n_late,
+        "joining_low_pps": mean(j_low),
+        "joining_high_pps": mean(j_high),
+        "joining_intervals": n_join,
     }
 
 
+LATE_START_S = 100.0
+"""When B2's second flow starts (its experiment file)."""
+
+
 def window_growth(c: Campaign, t_from: float = GROWTH_FROM_S) -> list[dict[str, Any]]:
-    """Per run: the variant, the buffer (fraction of the BDP) and the two flows' :func:`paired_growth`
-    over the trace's intervals from ``t_from`` to the end (packets per second: how fast the low-cwnd
+    """Per run: the variant, the buffer (fraction of the BDP), the run's own convergence time
+    (``joined_s``: :func:`convergence_time` on this run's WINDOW_S windows of the two flows' rates
+    at the bottleneck, seconds after LATE_START_S; None when it never converges) and the two flows'
+    :func:`paired_growth` over the trace's intervals from ``t_from`` to the end, the late flow's
+    joining intervals ending at that convergence time (packets per second: how fast the low-cwnd
     and the large-cwnd flow take bandwidth between their losses)."""
     runs = ok_runs(c)
     runs["variant"] = run_variants(c, runs)
@@ -271,18 +286,40 @@ def window_growth(c: Campaign, t_from: float = GROWTH_FROM_S) -> list[dict[str, 
         "max(CASE WHEN flow = 1 THEN cwnd_pkts END) AS b FROM flows "
         f"WHERE flow IN (0, 1) AND time_s >= {t_from} GROUP BY run_id, time_s ORDER BY run_id, time_s"
     )
+    win = c.query(
+        f"SELECT run_id, floor((time_s - 1e-9) / {WINDOW_S}) AS w, "
+        "avg(CASE WHEN flow = 0 THEN rate_bps END) AS early, avg(CASE WHEN flow = 1 THEN rate_bps END) AS late "
+        "FROM flows WHERE flow IN (0, 1) GROUP BY run_id, w ORDER BY run_id, w"
+    )
     out = []
     for _, row in runs.iterrows():
+        ws = win[win["run_id"] == row["run_id"]]
+        joined = convergence_time(
+            [
+                {"t_end_s": (w + 1) * WINDOW_S, "early_bps": float(e or 0.0), "late_bps": float(x or 0.0)}
+                for w, e, x in zip(ws["w"], ws["early"].fillna(0.0), ws["late"].fillna(0.0), strict=True)
+            ],
+            LATE_START_S,
+        )
         sub = df[(df["run_id"] == row["run_id"]) & df["a"].notna() & df["b"].notna()]
-        g = paired_growth(sub["time_s"].tolist(), sub["a"].tolist(), sub["b"].tolist())
+        until = math.inf if joined is None else LATE_START_S + joined
+        g = paired_growth(sub["time_s"].tolist(), sub["a"].tolist(), sub["b"].tolist(), joined_at=until)
         out.append(
-            rounded({"variant": row["variant"], "buffer_bdp": row["buffer_bdp"], "repeat": int(row["repeat"]), **g})
+            rounded(
+                {
+                    "variant": row["variant"],
+                    "buffer_bdp": row["buffer_bdp"],
+                    "repeat": int(row["repeat"]),
+                    "joined_s": joined,
+                    **g,
+                }
+            )
         )
     return out
 
 
 def b2_measure(c: Campaign) -> Values:
-    return {"late_start_s": 100.0, "windows": ensemble_windows(c, by_buffer=True), "growth": window_growth(c)}
+    return {"late_start_s": LATE_START_S, "windows": ensemble_windows(c, by_buffer=True), "growth": window_growth(c)}
 
 
 def b2_times(v: Values) -> dict[tuple[str, float], float | None]:
@@ -290,24 +327,28 @@ def b2_times(v: Values) -> dict[tuple[str, float], float | None]:
     return {k: convergence_time(w, float(v["late_start_s"])) for k, w in _by_variant(v["windows"]).items()}
 
 
-def b2_growth(v: Values, buffer: float, name: str = "CUBIC 2.6") -> dict[str, float]:
+def b2_growth(v: Values, buffer: float, name: str = "CUBIC 2.6") -> dict[str, Any]:
     """Means over ``name``'s runs at ``buffer`` (those with such intervals) of :func:`paired_growth`'s
-    values, their ratios (low / high), and the interval counts."""
+    values, their ratios (low / high) and the interval counts: ``joining_*`` for the late flow while
+    it joins (the judged ratio), the others over every interval with one window low."""
     from .common import mean_where
 
     rows = at_buffer(v.get("growth", []), buffer, OLD_B2_BUFFER, variant=name)
     both = [r for r in rows if r.get("intervals", 0) > 0]
-    late = [r for r in rows if r.get("late_intervals", 0) > 0]
+    join = [r for r in rows if r.get("joining_intervals", 0) > 0]
     low, high = mean_where(both, "low_pps"), mean_where(both, "high_pps")
-    llow, lhigh = mean_where(late, "late_low_pps"), mean_where(late, "late_high_pps")
+    jlow, jhigh = mean_where(join, "joining_low_pps"), mean_where(join, "joining_high_pps")
     return {
         "low": low,
         "high": high,
         "ratio": low / high if high > 0 else math.nan,
         "n": sum(int(r["intervals"]) for r in rows),
-        "late_ratio": llow / lhigh if lhigh > 0 else math.nan,
-        "late_n": sum(int(r.get("late_intervals", 0)) for r in rows),
-        "has_late": any("late_intervals" in r for r in rows),
+        "joining_low": jlow,
+        "joining_high": jhigh,
+        "joining_ratio": jlow / jhigh if jhigh > 0 else math.nan,
+        "joining_n": sum(int(r.get("joining_intervals", 0)) for r in rows),
+        "joining_runs": len(join),
+        "runs": len(rows),
     }
 
 
@@ -319,14 +360,14 @@ def b2_judge(values: Mapping[str, Values]) -> list[Part]:
     (CONVERGED of the first flow's, WINDOW_S windows; a flow that has not converged by the end
     counts as slow); a time within one window of SLOW_S is judged as it falls and marked unsettled
     at the measure's resolution. The sources (slide "Source of slow convergence"): the flow with
-    the low cwnd grabs bandwidth less aggressively than the one with the large cwnd: from
-    GROWTH_FROM_S to the end, in the intervals that begin with one window below CONVERGED times
-    the other, the low-cwnd flow's window grows at most LESS_AGGRESSIVE times as fast as the
-    large-cwnd flow's (means over the runs that have such intervals; the same ratio over the
-    intervals in which the late flow is the low one is reported beside it, not judged); and the
-    0.8 backoff releases bandwidth more slowly than standard TCP's 0.5: with backoff 0.8
-    convergence takes at least two windows (20 s, twice the measure's resolution) longer than the
-    same CUBIC with backoff 0.5.
+    the low cwnd grabs bandwidth less aggressively than the one with the large cwnd: while the
+    second flow joins (from GROWTH_FROM_S until its run converges, in the intervals that begin
+    with its window below CONVERGED times the first's) its window grows at most LESS_AGGRESSIVE
+    times as fast as the first flow's (means over the runs that have such intervals; the ratio
+    over every interval with one window low, to the end of the run, is reported beside it, not
+    judged); and the 0.8 backoff releases bandwidth more slowly than standard TCP's 0.5: with
+    backoff 0.8 convergence takes at least two windows (20 s, twice the measure's resolution)
+    longer than the same CUBIC with backoff 0.5.
 
     Not tested: the second slide's asymptotic fairness, stated for two flows whose drops were
     synchronised (as the third slide's "still ... when unsynchronised" implies), a setting this
@@ -352,20 +393,16 @@ def b2_judge(values: Mapping[str, Values]) -> list[Part]:
             )
         )
         g = b2_growth(v, b)
-        late = (
-            f"; over the {g['late_n']} intervals in which the late flow is the low one (not judged): ratio "
-            f"{g['late_ratio']:.2f}, the other {g['n'] - g['late_n']} intervals the early flow's"
-            if g["has_late"]
-            else ""
-        )
         parts.append(
             Part(
                 "the low-cwnd flow grabs bandwidth less aggressively (window growth at most 0.8 of the other's), "
                 + pct,
-                g["ratio"] <= LESS_AGGRESSIVE,
-                f"CUBIC 2.6, from 110 s, {g['n']} one-second intervals with one window below 0.8 of the other: the "
-                f"low-cwnd flow's cwnd grows {g['low']:.1f} packets/s, the large-cwnd flow's {g['high']:.1f} "
-                f"(ratio {g['ratio']:.2f}){late}",
+                g["joining_ratio"] <= LESS_AGGRESSIVE,
+                f"CUBIC 2.6, while the second flow joins (from 110 s until its run converges; {g['joining_runs']} of "
+                f"{g['runs']} runs, {g['joining_n']} one-second intervals with its window below 0.8 of the first's): "
+                f"its cwnd grows {g['joining_low']:.1f} packets/s, the first flow's {g['joining_high']:.1f} "
+                f"(ratio {g['joining_ratio']:.2f}); over every interval with one window low to the end of the run "
+                f"(not judged; {g['n']} intervals, either flow low): ratio {g['ratio']:.2f}",
             )
         )
         if (HALF_BACKOFF, b) in t:
