@@ -1044,8 +1044,8 @@ B_SERIES = [
             "collapses at 2 % BDP (0.16; 42 packets of buffer, less than one 45-segment burst) and keeps "
             "0.95-1.00 at 5-20 %; every algorithm collapses alike at 2 % (Reno 0.09, H-TCP 0.16, today's CUBIC "
             "0.13), so the bursts explain a collapse below one burst's worth of buffer, for any algorithm, not "
-            "CUBIC at 50 % across the range; the 2.6.19-2.6.21 kernel's CUBIC, whose per-RTT growth cap ccarena "
-            "does not model, is in neither backend"
+            "CUBIC at 50 % across the range; neither backend runs v2.0's per-RTT growth cap (ccarena's "
+            "max_increment), which 2.6.19-2.6.21 may still have applied (no second source)"
         ),
         figure=b5_figure,
         measure=b5_measure,
