@@ -51,9 +51,10 @@ README table's heading of its numbers and the short name of its verdict."""
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "figure only")
 """The verdict words, each with one meaning: every part of the paper's claim holds in ccarena's
-result; some parts hold (the verdict names which do not); none holds (the verdict names the cause:
-a limit of ccarena's model, or a setup ccarena cannot build); the paper states no result to check,
-so the preset draws the figure only."""
+result; some parts hold (the verdict names which do not); none holds (the verdict names the cause
+where it is established, a limit of ccarena's model or a setup ccarena cannot build, and otherwise
+says what was ruled out and that the cause is not established); the paper states no result to
+check, so the preset draws the figure only."""
 
 
 @dataclass(frozen=True)
@@ -230,12 +231,13 @@ class Preset:
 class Dispute:
     """Two papers' claims about one question: the presets of each side (``ids``), the question,
     the two claims and setups side by side (``sides``), and ``settle``: from every side's values
-    (by ID), what ccarena's model supports and under which conditions."""
+    (by ID) and the backend they come from (``sim``, or a key of :data:`VARIANTS`), what that
+    model supports and under which conditions."""
 
     ids: tuple[str, ...]
     question: str
     sides: str
-    settle: Callable[[Mapping[str, Values]], str]
+    settle: Callable[[Mapping[str, Values], str], str]
 
 
 def quick_document(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

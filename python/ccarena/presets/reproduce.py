@@ -154,7 +154,7 @@ def reproduce(
     stem = folder / f"figure-{preset.id.lower()}"
     _save(fig, stem)
     verdict = preset.verdict(values)
-    said = d.settle(values) if d is not None else ""
+    said = d.settle(values, backend) if d is not None else ""
     section = _section(preset, quick, fig, verdict, said)
     plt.close(fig)
     report = write_report(folder, extra=[(f"{preset.id}: {preset.title}", section)])

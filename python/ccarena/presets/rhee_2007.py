@@ -472,7 +472,8 @@ def convergence_sides(values: Mapping[str, Values]) -> list[dict[str, Any]]:
     with Leith et al.'s web mix (B2) and with Rhee's SURGE mix (C1), and which claim each supports:
     ``slow`` (B2's: the web-mix time above SLOW_S), ``good`` (C1's first part: the SURGE time within
     SLOW_S), ``much_faster`` (C1's second part: SURGE at most 1/MUCH_FASTER of the web mix's time),
-    and ``near`` (either time within one window of SLOW_S: unsettled at the measure's resolution)."""
+    and ``near`` (either time within one window of SLOW_S: unsettled at the measure's resolution;
+    ``near_web`` and ``near_surge`` say which)."""
     tb = b2_times(values["B2"])
     tc = c1_times(values["C1"])
     out = []
@@ -481,7 +482,7 @@ def convergence_sides(values: Mapping[str, Values]) -> list[dict[str, Any]]:
             continue
         web, surge = tb[("CUBIC 2.6", b)], tc[b]
         inf = math.inf
-        near = any(t is not None and abs(t - SLOW_S) <= WINDOW_S for t in (web, surge))
+        near_web, near_surge = (t is not None and abs(t - SLOW_S) <= WINDOW_S for t in (web, surge))
         out.append(
             {
                 "buffer_bdp": b,
@@ -490,24 +491,37 @@ def convergence_sides(values: Mapping[str, Values]) -> list[dict[str, Any]]:
                 "slow": web is None or web > SLOW_S,
                 "good": surge is not None and surge <= SLOW_S,
                 "much_faster": surge is not None and surge * MUCH_FASTER <= (inf if web is None else web),
-                "near": near,
+                "near": near_web or near_surge,
+                "near_web": near_web,
+                "near_surge": near_surge,
             }
         )
     return out
 
 
-def _where(rows: Sequence[Mapping[str, Any]], key: str) -> str:
-    """Where a claim of :func:`convergence_sides` holds: "at 20 % BDP and not at 100 %" and the like."""
-    yes = [f"{100 * r['buffer_bdp']:g} %" for r in rows if r[key]]
-    no = [f"{100 * r['buffer_bdp']:g} %" for r in rows if not r[key]]
-    if not no:
-        return "at " + " and ".join(yes) + " BDP"
-    if not yes:
-        return "at neither buffer (" + " and ".join(no) + " BDP)"
-    return f"at {' and '.join(yes)} BDP, not at {' and '.join(no)}"
+def _where(rows: Sequence[Mapping[str, Any]], key: str, near: str | None = None) -> str:
+    """Where a claim of :func:`convergence_sides` holds: "at 20 % BDP and not at 100 %" and the like;
+    with ``near``, the buffers whose row has it true are named apart as unsettled (the time the
+    claim rests on lies within one window of the 100 s bound) and support neither side."""
+    open_ = [r for r in rows if near is not None and r[near]]
+    rest = [r for r in rows if r not in open_]
+    yes = [f"{100 * r['buffer_bdp']:g} %" for r in rest if r[key]]
+    no = [f"{100 * r['buffer_bdp']:g} %" for r in rest if not r[key]]
+    if not rest:
+        said = "at neither buffer"
+    elif not no:
+        said = "at " + " and ".join(yes) + " BDP"
+    elif not yes:
+        said = "at neither buffer (" + " and ".join(no) + " BDP)"
+    else:
+        said = f"at {' and '.join(yes)} BDP, not at {' and '.join(no)}"
+    if open_:
+        at = " and ".join(f"{100 * r['buffer_bdp']:g} %" for r in open_)
+        said += f" (unsettled at {at} BDP: the time lies within one 10 s window of the 100 s bound)"
+    return said
 
 
-def _settle_convergence(values: Mapping[str, Values]) -> str:
+def _settle_convergence(values: Mapping[str, Values], backend: str = "sim") -> str:
     tb = b2_times(values["B2"])
     rows = convergence_sides(values)
     said = [
@@ -535,9 +549,9 @@ def _settle_convergence(values: Mapping[str, Values]) -> str:
         + "; ".join(said)
         + (f". In B2's setup: {others}" if others else "")
         + ". The model supports Leith et al.'s slow convergence (more than 100 s with their web mix) "
-        + _where(rows, "slow")
+        + _where(rows, "slow", "near_web")
         + "; Rhee's good convergence with SURGE (within 100 s) "
-        + _where(rows, "good")
+        + _where(rows, "good", "near_surge")
         + "; and his much faster convergence with multiplexing (SURGE at most half the web mix's time) "
         + _where(rows, "much_faster")
         + f" with {BASE_SESSIONS} SURGE sessions"
@@ -551,25 +565,42 @@ def _settle_convergence(values: Mapping[str, Values]) -> str:
     )
 
 
-def _settle_utilisation(values: Mapping[str, Values]) -> str:
+BACKEND_MODEL = {
+    "sim": "ccarena's simulator (ideal senders: no line-rate bursts)",
+    "host": "the simulator with the testbed's hosts (1 Gbit/s NICs, 64 KB TSO bursts)",
+    "emu": "Linux's TCP through ccarena's emulator (TSO bursts at 1 Gbit/s)",
+}
+"""What a dispute row's support statement rests on, by backend (see :data:`.registry.VARIANTS`)."""
+
+
+def _settle_utilisation(values: Mapping[str, Values], backend: str = "sim") -> str:
     rows = values["B5"]["runs"] + values["C3"]["runs"]
     u = small_buffer_utilisation(rows, "CUBIC 2.6")
-    lo = min(u.values()) if u else float("nan")
-    side = (
-        "Leith et al.'s"
-        if u and max(u.values()) <= LOW_UTILISATION
-        else "Rhee's"
-        if u and lo > LOW_UTILISATION
-        else "neither"
-    )
+    per_buffer = {
+        b: sum(1 for r in rows if r["variant"] == "CUBIC 2.6" and r["rate_bps"] == 250e6 and r["buffer_bdp"] == b)
+        for b in u
+    }
+    low = [b for b, v in u.items() if v <= LOW_UTILISATION]
+    if u and len(low) == len(u):
+        side = "Leith et al.'s side"
+    elif u and not low:
+        side = "Rhee's side"
+    elif u:
+        high = [b for b in u if b not in low]
+        side = (
+            f"neither side: at most 60 % at {', '.join(f'{100 * b:g} %' for b in low)} only, above it at "
+            f"{', '.join(f'{100 * b:g} %' for b in high)}"
+        )
+    else:
+        side = "neither side (no run below 30 % BDP at 250 Mbit/s)"
     others = {n: small_buffer_utilisation(rows, n) for n in ("CUBIC (Linux today)", "H-TCP", "Reno")}
-    tail = "; ".join(f"{n} {min(v.values()):.2f}-{max(v.values()):.2f}" for n, v in others.items() if v)
+    tail = "".join(f"; {n} {min(v.values()):.2f}-{max(v.values()):.2f}" for n, v in others.items() if v)
+    runs = sorted(set(per_buffer.values()))
+    count = f"{runs[0]} run{'s' if runs[0] != 1 else ''} per buffer" if len(runs) == 1 else "runs per buffer vary"
     return (
         f"the same test (two flows, 250 Mbit/s, 100 ms, no background) on both sides: CUBIC 2.6's utilisation below "
-        f"30 % BDP is {', '.join(f'{v:.2f} at {100 * b:g} %' for b, v in u.items())} (B5 and C3 together); "
-        f"{tail}. Against the bound of 60 %, ccarena's simulator supports {side} side. Its ideal senders send "
-        "no line-rate bursts; with the testbed's hosts (1 Gbit/s NICs, TSO) and on the kernel through the "
-        "emulator they do (B5's and C3's verdicts for those in the table)."
+        f"30 % BDP is {', '.join(f'{v:.2f} at {100 * b:g} %' for b, v in u.items())} (B5 and C3 together, "
+        f"{count}){tail}. Against the bound of 60 %, {BACKEND_MODEL.get(backend, backend)} supports {side}."
     )
 
 
@@ -577,7 +608,7 @@ def _holds(parts: Sequence[Part]) -> str:
     return "; ".join(f"{p.name}: {'holds' if p.holds else 'does not hold'}" for p in parts)
 
 
-def _settle_rtt(values: Mapping[str, Values]) -> str:
+def _settle_rtt(values: Mapping[str, Values], backend: str = "sim") -> str:
     """The B6/C4 row: the spread of the 16 ms / 160 ms split over start times for CUBIC 2.6 (B6, per
     window size) and, at the tiny BDP, for the CUBIC, H-TCP and NewReno pairs (C4); the rebuttal's
     item 9 (at a 10-fold RTT ratio the throughput shares are "very reasonable", no number) beside
@@ -649,7 +680,7 @@ def _settle_rtt(values: Mapping[str, Values]) -> str:
     )
 
 
-def _settle_cwnd(values: Mapping[str, Values]) -> str:
+def _settle_cwnd(values: Mapping[str, Values], backend: str = "sim") -> str:
     from .leith_2007 import B34_BUFFERS, at_buffer, b3_judge, b4_judge
 
     rs = c2_ratios(values["C2"])
@@ -685,10 +716,11 @@ def _settle_cwnd(values: Mapping[str, Values]) -> str:
         f"{statistics.median(rs) if rs else math.nan:.2f}x as much as its cwnd (median); {_holds(j2)}; its premise, "
         f"cwnds that vary a lot, has a cwnd CoV of {pr['cov_median']:.2f} (median) here. Supports: on sustained "
         f"unfairness {'; '.join(b3_side)}; on a missed drop's cost, Leith et al.'s \"similar for CUBIC and H-TCP\" "
-        f"({b4_side}); on rates varying much less than cwnds, Rhee "
+        f"({b4_side}); on rates varying much less than cwnds, Rhee's point "
         + ("is borne out" if all(p.holds for p in j2) else "is not borne out")
-        + f" (the cwnd's 95th over 5th percentile is {pr['swing_median']:.2f} in the median, where his own example of "
-        "a window halved at its peak gives about 2: whether the premise arises is read from these numbers)" + "."
+        + f" (the cwnd's 95th over 5th percentile is {pr['swing_median']:.2f} in the median, against about 2 in his "
+        "own example of a window halved at its peak: where it is well below that, the model does not produce the "
+        "swinging cwnds his point starts from, and the point is not tested on them)" + "."
     )
 
 

@@ -182,9 +182,10 @@ def readme_table(presets: Sequence[Preset]) -> str:
         if not all(i in by_id for i in d.ids):
             continue
         have = all(i in values for i in d.ids)
-        said = d.settle(values) if have else "not every side has a stored full run"
-        if have and all(i in stored["host"] for i in d.ids):
-            said += f" With the testbed's hosts (1 Gbit/s NICs, TSO bursts): {d.settle(variant_values['host'])}"
+        said = d.settle(values, "sim") if have else "not every side has a stored full run"
+        for variant, (name, _) in VARIANTS.items():
+            if have and all(i in stored[variant] for i in d.ids):
+                said += f" {name[0].upper()}{name[1:]}: {d.settle(variant_values[variant], variant)}"
         rows.append(f"| {' / '.join(d.ids)}: {_cell(d.question)} | {_cell(d.sides)} | {_cell(said)} |")
     return "\n".join(rows) + "\n"
 
