@@ -596,7 +596,11 @@ def _settle_utilisation(values: Mapping[str, Values], backend: str = "sim") -> s
     others = {n: small_buffer_utilisation(rows, n) for n in ("CUBIC (Linux today)", "H-TCP", "Reno")}
     tail = "".join(f"; {n} {min(v.values()):.2f}-{max(v.values()):.2f}" for n, v in others.items() if v)
     runs = sorted(set(per_buffer.values()))
-    count = f"{runs[0]} run{'s' if runs[0] != 1 else ''} per buffer" if len(runs) == 1 else "runs per buffer vary"
+    count = (
+        f"{runs[0]} run{'s' if runs[0] != 1 else ''} per buffer"
+        if len(runs) == 1
+        else "runs: " + ", ".join(f"{k} at {100 * b:g} %" for b, k in per_buffer.items())
+    )
     return (
         f"the same test (two flows, 250 Mbit/s, 100 ms, no background) on both sides: CUBIC 2.6's utilisation below "
         f"30 % BDP is {', '.join(f'{v:.2f} at {100 * b:g} %' for b, v in u.items())} (B5 and C3 together, "
@@ -864,7 +868,8 @@ C_SERIES = [
         kernel={
             "sweep.flows[0].cc": ["cubic"],
             "sweep.flows[0].params": [{"beta": 0.8, "hystart": False, "initial_ssthresh": 100}],
-            "sweep.repeat": 1,
+            "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.05bdp"],
+            "sweep.repeat": 4,
         },
         quick={"duration": "60s", "sweep.repeat": 1, "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.1bdp"]},
     ),
