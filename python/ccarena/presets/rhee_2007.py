@@ -719,8 +719,9 @@ def _settle_cwnd(values: Mapping[str, Values], backend: str = "sim") -> str:
         f"{_holds(j4)}. Rhee (C2, the same setup at 100 % BDP): a flow's rate varies "
         f"{statistics.median(rs) if rs else math.nan:.2f}x as much as its cwnd (median); {_holds(j2)}; its premise, "
         f"cwnds that vary a lot, has a cwnd CoV of {pr['cov_median']:.2f} (median) here. Supports: on sustained "
-        f"unfairness {'; '.join(b3_side)}; on a missed drop's cost, Leith et al.'s \"similar for CUBIC and H-TCP\" "
-        f"({b4_side}); on rates varying much less than cwnds, Rhee's point "
+        f"unfairness {'; '.join(b3_side)}; on a missed drop's cost (which Rhee answers on its mechanism, items 5-7, "
+        f'not on "similar"), Leith et al.\'s "similar for CUBIC and H-TCP" is supported where it holds ({b4_side}); '
+        f"on rates varying much less than cwnds, Rhee's point "
         + ("is borne out" if all(p.holds for p in j2) else "is not borne out")
         + f" (the cwnd's 95th over 5th percentile is {pr['swing_median']:.2f} in the median, against about 2 in his "
         "own example of a window halved at its peak: where it is well below that, the model does not produce the "
@@ -733,8 +734,9 @@ DISPUTES = [
         ("B2", "C1"),
         "how fast does a second CUBIC flow converge to the first's rate?",
         "Leith et al.: slowly, with 200 bidirectional web flows (B2); Rhee: with realistic multiplexing (SURGE) "
-        "well, and much faster (C1); neither gives the buffer: both are run at 20 % BDP (the queue of Leith et "
-        "al.'s group) and 100 % BDP (Rhee's item 4 buffer)",
+        "well, and much faster (C1); neither gives the buffer: both are run at 20 % BDP (the default queue of "
+        "Leith et al.'s group's testbed paper, as recalled: that paper is not among the sources read) and 100 % "
+        "BDP (Rhee's item 4 buffer)",
         _settle_convergence,
     ),
     Dispute(
