@@ -180,3 +180,19 @@ def test_f3_fails_when_the_l_queue_holds_a_millisecond() -> None:
 @pytest.mark.parametrize("ms", [6.0, 30.0])
 def test_f3_fails_when_the_classic_queue_misses_its_target(ms: float) -> None:
     _fails("F3", f3_values(c_delay={10.0: ms}), "15 ms target")
+
+
+def test_f1_reports_the_mean_over_buffers_without_judging_it() -> None:
+    """A mean inside the band does not save a buffer outside it (the band holds at every buffer)."""
+    v = get("F1").verdict(f1_values(competitive={4.0: 0.22}))
+    part = next(p for p in v.parts if "co-exists well" in p.name)
+    assert not part.holds and "(not judged): 0.43" in part.measured
+
+
+def test_f3_reports_the_rfc_models_classic_queue_beside_the_band() -> None:
+    """RFC 9332 Appendix C.2 equation (8), 0.85 (R_b + 15 ms) - R_b: the RFC's own figures."""
+    from ccarena.presets.modern import rfc_classic_queue_ms
+
+    assert [round(rfc_classic_queue_ms(r), 2) for r in (5.0, 10.0, 20.0, 40.0)] == [12.0, 11.25, 9.75, 6.75]
+    part = get("F3").verdict(f3_values()).parts[2]
+    assert part.holds and "(not judged): 5: 12.0 ms, 10: 11.2 ms, 20: 9.8 ms, 40: 6.8 ms" in part.measured
