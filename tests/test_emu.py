@@ -645,3 +645,88 @@ def test_reno_at_1gbps_through_tso_agrees_with_the_simulator() -> None:
 
     attempts(2, check)
     assert_clean()
+
+
+def test_the_packet_log_records_what_the_kernel_sends_through_the_bottleneck(tmp_path: Path) -> None:
+    """``[measure] packets`` with ``--backend emu``: one Reno flow at 20 Mbit/s, 30 ms, a 20-packet
+    buffer (slow start ends in drops and a fast recovery, and Reno's sawtooth drops again about 1.5 s
+    later), the log on from 0.1 s to 2.5 s. The rows keep to the window, add up to the run's own queue
+    trace over it (drops, and enqueues = dequeues + drops + the backlog's change), new data's sequence
+    numbers increase, every segment delivered was dequeued at the bottleneck before, the kernel's
+    super-packets are logged as segments, and the file has the simulator's schema (the same experiment
+    run in the simulator)."""
+    import pyarrow.parquet as pq
+
+    lo_ns, hi_ns = 100_000_000, 2_500_000_000
+    exp = {
+        "name": "emu-packets",
+        "duration": "3s",
+        "topology": {"rtt": "30ms", "bottleneck": {"rate": "20Mbps", "buffer": "20pkts"}},
+        "flows": [{"cc": "reno"}],
+        "measure": {"interval": "100ms", "packets": ["100ms", "2500ms"]},
+    }
+    out = tmp_path / "emu"
+    r = ccarena.run(exp, backend="emu", out=out, figure=False)
+    table = pq.read_table(out / "packets.parquet")
+    df = r.packets
+    assert df is not None and len(df) == table.num_rows > 1000
+    # The simulator's schema, column for column.
+    sim = ccarena.run(exp, out=tmp_path / "sim", figure=False)
+    sim_table = pq.read_table(tmp_path / "sim" / "packets.parquet")
+    assert [(f.name, str(f.type)) for f in table.schema] == [(f.name, str(f.type)) for f in sim_table.schema]
+    assert table.schema.remove_metadata() == sim_table.schema.remove_metadata()
+    assert sim.packets is not None and len(sim.packets) > 0
+
+    t = df["time_ns"].to_numpy(dtype=np.int64)
+    assert t.min() >= lo_ns and t.max() < hi_ns
+    assert set(df["link"].astype(str)) == {"forward", "reverse"}
+    assert set(df["event"].astype(str)) >= {"enqueue", "dequeue", "drop", "deliver"}
+    assert (df["flow"] == 0).all()
+    fwd = df[df["link"].astype(str) == "forward"]
+    ev = fwd["event"].astype(str)
+    data = fwd[fwd["direction"].astype(str) == "data"]
+    acks = df[df["direction"].astype(str) == "ack"]
+    assert data["seq_bytes"].notna().all() and data["ack_bytes"].isna().all()
+    assert acks["ack_bytes"].notna().all() and acks["seq_bytes"].isna().all()
+    assert (acks["link"].astype(str) == "reverse").all()
+
+    # Conservation against the run's own queue trace over the window (intervals of 100 ms).
+    q = r.queue
+    in_window = (q["t_ns"] > lo_ns) & (q["t_ns"] <= hi_ns)
+    drops = int(q.loc[in_window, "drops_pkts"].sum())
+    backlog = q.set_index("t_ns")["backlog_pkts"]
+    n_enq, n_deq, n_drop = int((ev == "enqueue").sum()), int((ev == "dequeue").sum()), int((ev == "drop").sum())
+    assert n_drop == drops > 0, (n_drop, drops)
+    assert (fwd.loc[ev == "drop", "reason"].astype(str) == "overflow").all()
+    assert n_enq == n_deq + n_drop + int(backlog[hi_ns]) - int(backlog[lo_ns]), (n_enq, n_deq, n_drop)
+
+    # The kernel's segments, not its super-packets: at most one MSS, 52 bytes of headers.
+    enq = data[data["event"].astype(str) == "enqueue"]
+    full = enq[enq["payload_bytes"] > 0]
+    assert full["payload_bytes"].max() <= 1448
+    assert ((full["size_bytes"] - full["payload_bytes"]) == 52).all()
+    # New data's sequence numbers increase; a retransmission starts below the highest sent.
+    seq = full["seq_bytes"].to_numpy(dtype=np.int64)
+    end = seq + full["payload_bytes"].to_numpy(dtype=np.int64)
+    retrans = full["retransmission"].to_numpy(dtype=bool)
+    high = np.maximum.accumulate(end)
+    assert np.all(seq[1:][~retrans[1:]] >= high[:-1][~retrans[1:]])
+    assert np.all(seq[1:][retrans[1:]] < high[:-1][retrans[1:]])
+    assert retrans.sum() > 0 and retrans.sum() >= n_drop // 2, (retrans.sum(), n_drop)
+    # Every segment delivered (once its dequeue can be in the window: 15 ms one way and margin) was
+    # dequeued at the bottleneck before, and every ACK delivered to the sender covers data sent.
+    dequeued: dict[int, int] = {}
+    deq = data[data["event"].astype(str) == "dequeue"]
+    for s, tt in zip(deq["seq_bytes"], deq["time_ns"], strict=True):
+        dequeued.setdefault(int(s), int(tt))
+    late_enough = data["time_ns"] >= lo_ns + 50_000_000
+    delivered = data[(data["event"].astype(str) == "deliver") & (data["payload_bytes"] > 0) & late_enough]
+    assert len(delivered) > 1000
+    for s, tt in zip(delivered["seq_bytes"], delivered["time_ns"], strict=True):
+        assert int(s) in dequeued and dequeued[int(s)] + 15_000_000 <= int(tt), (s, tt)
+    assert int(acks["ack_bytes"].max()) <= int(high[-1])
+    # The reverse link's rows add up too (up to the few ACKs queued at the window's ends).
+    rev = df[df["link"].astype(str) == "reverse"]["event"].astype(str)
+    assert (rev == "enqueue").sum() > 100
+    assert abs(int((rev == "enqueue").sum()) - int((rev == "dequeue").sum()) - int((rev == "drop").sum())) <= 3
+    assert_clean()

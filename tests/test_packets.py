@@ -252,8 +252,17 @@ def test_a_bad_window_is_one_line_naming_the_field(
     assert not (tmp_path / "r").exists()
 
 
-def test_the_emulator_refuses_the_log() -> None:
-    with pytest.raises(SpecError) as e:
-        ccarena.run(EXPERIMENT, backend="emu")
-    assert e.value.path == "measure.packets"
 
+def test_the_emulator_is_given_the_window_only_when_asked() -> None:
+    """The emu backend takes ``[measure] packets`` (its log: tests/test_emu.py, root only): the
+    emulator's configuration carries the window in ns from the start of the measurement, and
+    nothing without it (its output then stays as it was)."""
+    import json
+
+    from ccarena.backends.emu import config as emu_config
+    from ccarena.runner import _emu_spec
+
+    on = _emu_spec(EXPERIMENT, seed=None, set=None)
+    off = _emu_spec(OFF, seed=None, set=None)
+    assert json.loads(emu_config._emulator_config(emu_config._plan(on)))["emu"]["packets_ns"] == [FROM_NS, TO_NS]
+    assert "packets_ns" not in json.loads(emu_config._emulator_config(emu_config._plan(off)))["emu"]

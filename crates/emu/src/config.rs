@@ -62,6 +62,10 @@ pub struct EmuSettings {
     /// Run on this CPU only (none: anywhere).
     #[serde(default)]
     pub cpu: Option<usize>,
+    /// The packet log's window [from, to), ns since the start of the
+    /// measurement (`[measure] packets`; none: no log).
+    #[serde(default)]
+    pub packets_ns: Option<[u64; 2]>,
 }
 
 /// The file as written.
@@ -210,8 +214,17 @@ impl Config {
             pause_stalls: emu.stalls == StallMode::Pause,
             links,
             routes,
+            packet_log_ns: emu.packets_ns.map(|[a, b]| (a, b)),
         };
         let e = &engine;
+        if let Some((a, b)) = e.packet_log_ns {
+            if a >= b || b > e.duration_ns {
+                return Err(format!(
+                    "emu.packets_ns: expected [from, to] with from < to <= the duration ({} ns), got [{a}, {b}]",
+                    e.duration_ns
+                ));
+            }
+        }
         if e.duration_ns == 0 || e.interval_ns == 0 {
             return Err("engine.duration_ns and engine.interval_ns: must be positive".into());
         }
@@ -295,6 +308,12 @@ mod tests {
         assert!(c.engine.frames && c.engine.trace);
         assert_eq!((c.batch_ns, c.cpu), (0, None));
         assert!(!c.engine.pause_stalls);
+        assert_eq!(c.engine.packet_log_ns, None);
+        let mut v = good();
+        v["emu"]["packets_ns"] = json!([100, 1_000]);
+        assert_eq!(parse(&v).unwrap().engine.packet_log_ns, Some((100, 1_000)));
+        v["emu"]["packets_ns"] = json!([500, 2_000]);
+        assert!(parse(&v).unwrap_err().starts_with("emu.packets_ns: expected [from, to]"));
         let mut v = good();
         v["emu"]["batch_ns"] = json!(25_000);
         v["emu"]["stalls"] = json!("pause");

@@ -59,6 +59,18 @@
 //! (what the receiving application can read) and RTT samples (a data
 //! segment's arrival from the sender to the delivery of the ACK that covers
 //! it, Karn's rule for retransmitted segments).
+//!
+//! With a window ([`EngineConfig::packet_log_ns`], `[measure] packets`)
+//! the engine also keeps the simulator's packet log ([`sim::packet_log`]):
+//! one row per enqueue, dequeue, drop (with its reason), CE mark and
+//! delivery at each link, from the [`PortOwner`] hooks and the writes to
+//! the devices. Events on its clock open and close it; outside the window
+//! a hook costs one flag check. The rows go to buffers reserved (and
+//! touched) when the engine is made, sized for the window at the links'
+//! rates; a window that needs more grows them. Times are ns since the
+//! start of the measurement; sequence numbers are relative to each flow's
+//! first payload byte; a retransmission is a data segment starting below
+//! the highest sequence its flow had sent when it arrived.
 
 use crate::wire::{self, Meta};
 use sim::event::{Event, EventQueue, Time, PS_PER_NS, PS_PER_US};
@@ -66,12 +78,22 @@ use sim::hist::Histogram;
 use sim::linkmodel::{LineModel, LinkModel, PortModel};
 use sim::net::{DelayLine, Hop, Port, PortCounters, Qdisc, QueueLimit};
 use sim::packet::PacketId;
+use sim::packet_log::{DropReason, PacketEvent, PacketLog, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_RETRANS};
 use sim::qdisc::{PacketView, QdiscConfig};
 use sim::rng::Rng;
 use sim::service::{self, PortOwner};
 use sim::traffic::{Loss, LossModel};
 use sim::{Column, Conservation, Route};
 use std::collections::VecDeque;
+
+/// The packet log's owner code for traffic that belongs to no flow (the
+/// simulator's codes are 0 flow, 1 transfer, 2 UDP source; 3 leaves the
+/// flow, transfer and UDP source columns null).
+pub const OWNER_OTHER: u8 = 3;
+
+/// Most rows the packet log reserves (and touches) up front; a window that
+/// needs more grows its buffers by doubling.
+const MAX_LOG_ROWS: usize = 1 << 24;
 
 /// The simulator's random stream number for bottleneck loss, so that the
 /// same seed draws the same sequence in both backends.
@@ -268,6 +290,9 @@ pub struct EngineConfig {
     /// to the receivers', ACKs back); empty: the dumbbell, data on link 0
     /// and ACKs on link 1. Other traffic takes the dumbbell's route.
     pub routes: Vec<Route>,
+    /// The packet log's window [from, to), ns since the start of the
+    /// measurement (`[measure] packets`); none: no log (see [`Engine::packet_log`]).
+    pub packet_log_ns: Option<(u64, u64)>,
 }
 
 impl EngineConfig {
@@ -313,49 +338,60 @@ pub struct Slot {
     from_rcv: bool,
     /// Links of its route the packet has left.
     hop: u32,
+    /// A data segment starting below the highest sequence its flow had sent
+    /// when it arrived (for the packet log).
+    retrans: bool,
 }
 
 /// The packet slots; the queue disciplines see them through
 /// [`PacketView`]. ECN bits are the IPv4 header's; CE is set in the packet
 /// itself (checksum updated).
 #[derive(Default)]
-pub struct Slots(Vec<Slot>);
+pub struct Slots {
+    v: Vec<Slot>,
+    /// While the packet log is open: the packets CE-marked since the log last looked.
+    log_marks: bool,
+    marked: Vec<PacketId>,
+}
 
 impl std::ops::Deref for Slots {
     type Target = Vec<Slot>;
     fn deref(&self) -> &Vec<Slot> {
-        &self.0
+        &self.v
     }
 }
 
 impl std::ops::DerefMut for Slots {
     fn deref_mut(&mut self) -> &mut Vec<Slot> {
-        &mut self.0
+        &mut self.v
     }
 }
 
 impl PacketView for Slots {
     fn wire_len(&self, id: PacketId) -> u32 {
-        self.0[id as usize].len
+        self.v[id as usize].len
     }
     fn enqueued_at(&self, id: PacketId) -> Time {
-        self.0[id as usize].enqueued_at
+        self.v[id as usize].enqueued_at
     }
     fn ect(&self, id: PacketId) -> bool {
-        let s = &self.0[id as usize];
+        let s = &self.v[id as usize];
         matches!(wire::ecn(&s.buf[..s.len as usize]), 1 | 2)
     }
     fn codepoint(&self, id: PacketId) -> u8 {
-        let s = &self.0[id as usize];
+        let s = &self.v[id as usize];
         wire::ecn(&s.buf[..s.len as usize])
     }
     fn set_ce(&mut self, id: PacketId) {
-        let s = &mut self.0[id as usize];
+        let s = &mut self.v[id as usize];
         wire::set_ce(&mut s.buf[..s.len as usize]);
+        if self.log_marks {
+            self.marked.push(id);
+        }
     }
     /// Flow index and TCP/UDP ports, so that other traffic spreads too.
     fn flow_key(&self, id: PacketId) -> u64 {
-        let s = &self.0[id as usize];
+        let s = &self.v[id as usize];
         ((s.flow as u64) << 32) | ((s.meta.sport as u64) << 16) | s.meta.dport as u64
     }
 }
@@ -373,6 +409,9 @@ struct FlowAcc {
     rcv_high: u32,
     snd_have: bool,
     snd_high: u32,
+    /// `snd_high` as an offset from the flow's first payload byte (its
+    /// SYN's sequence + 1, or the first data seen), unwrapped.
+    snd_high64: u64,
     /// (end sequence, arrival from the sender, retransmitted) of data segments not yet acknowledged.
     pending: VecDeque<(u32, Time, bool)>,
     /// RTT samples, µs.
@@ -491,11 +530,49 @@ pub struct Engine {
     /// A coalesced packet being built.
     frame: Vec<u8>,
     snapshot: Option<Conservation>,
+    /// The packet log (see [`Engine::packet_log`]), open while `logging`;
+    /// `now` is the time of the port operation in progress (the hooks of
+    /// [`PortOwner`] that log are not told it).
+    log: PacketLog,
+    logging: bool,
+    now: Time,
 }
 
 #[inline]
 fn ns(t: u64) -> Time {
     t * PS_PER_NS
+}
+
+/// The packet log of an engine: empty, or (with a window) with room for the
+/// rows its window should need, reserved and touched now so that logging
+/// allocates nothing and takes no page faults: about eight rows per packet
+/// the data links could carry at full-size packets (enqueue, dequeue and
+/// delivery of a segment and of an ACK, and drops), at most [`MAX_LOG_ROWS`].
+fn new_log(cfg: &EngineConfig) -> PacketLog {
+    let Some((from, to)) = cfg.packet_log_ns else {
+        return PacketLog::default();
+    };
+    let packets_per_s = cfg.fwd.rate_bps as f64 / (8.0 * cfg.max_packet.max(576) as f64);
+    let links = (cfg.n_links() / 2).max(1) as f64;
+    let rows = ((to - from) as f64 / 1e9 * packets_per_s * 8.0 * links + 4096.0).min(MAX_LOG_ROWS as f64) as usize;
+    let mut log = PacketLog::new(NEVER, NEVER, rows);
+    fn touch<T: Copy + Default>(v: &mut Vec<T>, rows: usize) {
+        v.resize(rows, T::default());
+        v.clear();
+    }
+    touch(&mut log.time_ns, rows);
+    touch(&mut log.link, rows);
+    touch(&mut log.event, rows);
+    touch(&mut log.reason, rows);
+    touch(&mut log.owner, rows);
+    touch(&mut log.id, rows);
+    touch(&mut log.seq_bytes, rows);
+    touch(&mut log.ack_bytes, rows);
+    touch(&mut log.size_bytes, rows);
+    touch(&mut log.payload_bytes, rows);
+    touch(&mut log.flags, rows);
+    touch(&mut log.ecn, rows);
+    log
 }
 
 /// The engine as the owner of its two ports (see [`sim::service`]): the
@@ -514,9 +591,26 @@ impl PortOwner for Engine {
         self.slots[id as usize].enqueued_at = now;
     }
 
-    fn dropped(&mut self, p: usize, id: PacketId, _random: bool, now: Time) {
+    fn dropped(&mut self, p: usize, id: PacketId, random: bool, now: Time) {
         self.link_packets[p].dropped += 1;
+        if self.logging {
+            self.log_drop(p, id, random, now);
+        }
         self.drop_packet(p, id, now);
+    }
+
+    #[inline(always)]
+    fn enqueued(&mut self, p: usize, id: PacketId) {
+        if self.logging {
+            self.log_enqueue(p, id);
+        }
+    }
+
+    #[inline(always)]
+    fn dequeued(&mut self, p: usize, next: Option<PacketId>) {
+        if self.logging {
+            self.log_dequeue(p, next);
+        }
     }
 
     fn started(&mut self, p: usize, _id: PacketId, now: Time, end: Time, waited: Time) {
@@ -656,6 +750,9 @@ impl Engine {
             group: Vec::with_capacity(MAX_COALESCE),
             frame: vec![0u8; if cfg.frames { u16::MAX as usize } else { 0 }],
             snapshot: None,
+            log: new_log(&cfg),
+            logging: false,
+            now: 0,
             cfg,
         }
     }
@@ -693,6 +790,13 @@ impl Engine {
         }
         self.probe_k = 1;
         self.q.push(self.probe_time(1), Event::Probe);
+        if let Some((from, to)) = self.cfg.packet_log_ns {
+            // On the measurement's clock, like the probes (a pause does not move it).
+            self.log.from = t0 + ns(from);
+            self.log.to = t0 + ns(to);
+            self.q.push(self.log.from, Event::PacketLog(true));
+            self.q.push(self.log.to, Event::PacketLog(false));
+        }
     }
 
     /// Whether the measurement has ended.
@@ -740,6 +844,7 @@ impl Engine {
             credit: 0,
             from_rcv: false,
             hop: 0,
+            retrans: false,
         });
         (self.slots.len() - 1) as PacketId
     }
@@ -827,9 +932,7 @@ impl Engine {
         if w && answering {
             self.credit.record(credit / PS_PER_NS);
         }
-        if from == Side::Snd {
-            self.track_sent(flow as usize, &meta, now);
-        }
+        self.slots[id as usize].retrans = from == Side::Snd && self.track_sent(flow as usize, &meta, now);
         self.arrive(p, id, now);
     }
 
@@ -839,6 +942,7 @@ impl Engine {
         let meta = &self.slots[id as usize].meta;
         let is_data = meta.tcp && meta.payload > 0;
         self.link_packets[p].arrived += 1;
+        self.now = now;
         service::arrive(self, p, id, now, is_data);
     }
 
@@ -847,6 +951,7 @@ impl Engine {
     #[cold]
     #[inline(never)]
     fn release_batch(&mut self, p: usize, generation: u32, t: Time) {
+        self.now = t;
         let mut out = std::mem::take(&mut self.released);
         service::release(self, p, generation, t, &mut out);
         self.released = out;
@@ -944,24 +1049,27 @@ impl Engine {
 
     /// A data segment from the sender: remembered for RTT samples; a
     /// segment at or below the highest sequence sent is a retransmission.
-    fn track_sent(&mut self, flow: usize, m: &Meta, now: Time) {
+    /// Returns whether it is a retransmission.
+    fn track_sent(&mut self, flow: usize, m: &Meta, now: Time) -> bool {
         if !m.tcp {
-            return;
+            return false;
         }
         let f = &mut self.flows[flow];
         if m.flags & wire::SYN != 0 {
             f.snd_have = true;
             f.snd_high = m.seq.wrapping_add(1);
+            f.snd_high64 = 0;
             f.pending.clear();
-            return;
+            return false;
         }
         if m.payload == 0 {
-            return;
+            return false;
         }
         let end = m.seq.wrapping_add(m.payload);
         if !f.snd_have {
             f.snd_have = true;
             f.snd_high = m.seq;
+            f.snd_high64 = 0;
         }
         let retrans = wire::seq_gt(f.snd_high, m.seq);
         if retrans {
@@ -981,8 +1089,10 @@ impl Engine {
                 f.pending.clear();
             }
             f.pending.push_back((end, now, retrans));
+            f.snd_high64 += end.wrapping_sub(f.snd_high) as u64;
             f.snd_high = end;
         }
+        retrans
     }
 
     /// An ACK delivered to the sender at `now`: one RTT sample from the
@@ -1070,6 +1180,7 @@ impl Engine {
                 Event::LineDeliver(l) => clock = clock.max(self.line_deliver(l as usize, t, clock, deliver)),
                 Event::Probe => self.probe(t),
                 Event::LinkRelease(p, generation) => self.release_batch(p as usize, generation, t),
+                Event::PacketLog(open) => self.open_log(open),
                 _ => unreachable!("the emulator schedules no other events"),
             }
         }
@@ -1081,7 +1192,8 @@ impl Engine {
     /// in the same order and with the same spacing; measurement intervals
     /// keep to the clock.
     fn pause(&mut self, by: Time, now: Time) {
-        self.q.delay_where(by, |e| *e != Event::Probe);
+        // Measurement intervals and the packet log's window keep to the clock.
+        self.q.delay_where(by, |e| !matches!(e, Event::Probe | Event::PacketLog(_)));
         self.to_senders.delay_where(by, |_| true);
         for l in self.lines.iter_mut() {
             l.delay_all(by);
@@ -1100,6 +1212,7 @@ impl Engine {
     }
 
     fn tx_done(&mut self, p: usize, t: Time) {
+        self.now = t;
         let id = self.ports[p].finish(&self.slots);
         self.link_packets[p].sent += 1;
         let (flow, wire_len, is_data, from_rcv, hop) = {
@@ -1242,6 +1355,9 @@ impl Engine {
                         self.stall_end = at;
                     }
                 }
+                if self.logging {
+                    self.log_deliver(id, at);
+                }
                 if p == FWD {
                     self.track_delivered(flow, &meta, at);
                 } else {
@@ -1335,6 +1451,135 @@ impl Engine {
         self.coalesced_packets += group.len() as u64;
         let h = wire::finish_coalesced(&mut self.frame[..len], gso);
         deliver(to, &h.to_bytes(), &self.frame[..len], cause)
+    }
+
+    /// Opens or closes the packet log (events at the window's ends).
+    #[cold]
+    #[inline(never)]
+    fn open_log(&mut self, open: bool) {
+        self.logging = open;
+        self.slots.log_marks = open;
+        self.slots.marked.clear();
+        if open {
+            self.log.aqm_seen.clear();
+            self.log.aqm_seen.extend(self.ports.iter().map(|p| p.qdisc.aqm_drops()));
+        }
+    }
+
+    /// The packet log: its rows so far, in the order the engine handled the
+    /// events; times are ns since the start of the measurement. Empty
+    /// unless [`EngineConfig::packet_log_ns`] was given.
+    pub fn packet_log(&self) -> &PacketLog {
+        &self.log
+    }
+
+    /// Whether the experiment asked for a packet log.
+    pub fn logs_packets(&self) -> bool {
+        self.cfg.packet_log_ns.is_some()
+    }
+
+    /// Appends one row about packet `id` at link `link` at time `t` (within the window).
+    #[cold]
+    #[inline(never)]
+    fn log_row(&mut self, link: usize, id: PacketId, event: PacketEvent, reason: DropReason, t: Time) {
+        if t < self.log.from || t >= self.log.to {
+            return;
+        }
+        let s = &self.slots[id as usize];
+        let m = &s.meta;
+        let n = self.flows.len() - 1;
+        let (owner, owner_id) = if (s.flow as usize) < n { (0u8, s.flow) } else { (OWNER_OTHER, 0) };
+        // Sequence numbers as offsets from the flow's first payload byte, unwrapped
+        // against the highest sequence its sender has sent (a packet here is within 2 GB of it).
+        let f = &self.flows[s.flow as usize];
+        let rel = |x: u32| {
+            if !m.tcp || !f.snd_have {
+                return 0;
+            }
+            let back = f.snd_high.wrapping_sub(x) as i32 as i64;
+            (f.snd_high64 as i64 - back).max(0) as u64
+        };
+        let (seq_bytes, ack_bytes) = if s.from_rcv {
+            (0, if m.flags & wire::ACK != 0 { rel(m.ack) } else { 0 })
+        } else if m.flags & wire::SYN != 0 {
+            (0, 0)
+        } else {
+            (rel(m.seq), 0)
+        };
+        let flags = if s.retrans { FLAG_RETRANS } else { 0 }
+            | if m.tcp && m.flags & wire::ECE != 0 { FLAG_ECE } else { 0 }
+            | if m.tcp && m.flags & wire::CWR != 0 { FLAG_CWR } else { 0 }
+            | if s.from_rcv { FLAG_ACK } else { 0 };
+        let ecn = wire::ecn(&s.buf[..s.len as usize]);
+        let log = &mut self.log;
+        log.time_ns.push((t - self.t0.unwrap_or(0)) / PS_PER_NS);
+        log.link.push(link as u8);
+        log.event.push(event as u8);
+        log.reason.push(reason as u8);
+        log.owner.push(owner);
+        log.id.push(owner_id);
+        log.seq_bytes.push(seq_bytes);
+        log.ack_bytes.push(ack_bytes);
+        log.size_bytes.push(s.len);
+        log.payload_bytes.push(m.payload);
+        log.flags.push(flags);
+        log.ecn.push(ecn);
+    }
+
+    /// Logs the marks the discipline of port `p` just made.
+    #[cold]
+    #[inline(never)]
+    fn log_marks(&mut self, p: usize) {
+        for i in 0..self.slots.marked.len() {
+            let id = self.slots.marked[i];
+            self.log_row(p, id, PacketEvent::Mark, DropReason::None, self.now);
+        }
+        self.slots.marked.clear();
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_enqueue(&mut self, p: usize, id: PacketId) {
+        self.log_row(p, id, PacketEvent::Enqueue, DropReason::None, self.now);
+        self.log_marks(p);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_dequeue(&mut self, p: usize, next: Option<PacketId>) {
+        self.log_marks(p);
+        if let Some(id) = next {
+            self.log_row(p, id, PacketEvent::Dequeue, DropReason::None, self.now);
+        }
+    }
+
+    /// A drop at port `p` with its reason: random loss (after its enqueue
+    /// row), the discipline's choice (its AQM drop counter moved past those
+    /// already logged) or overflow.
+    #[cold]
+    #[inline(never)]
+    fn log_drop(&mut self, p: usize, id: PacketId, random: bool, now: Time) {
+        let reason = if random {
+            self.log_row(p, id, PacketEvent::Enqueue, DropReason::None, now);
+            DropReason::Random
+        } else if self.ports[p].qdisc.aqm_drops() > self.log.aqm_seen[p] {
+            self.log.aqm_seen[p] += 1;
+            DropReason::Aqm
+        } else {
+            DropReason::Overflow
+        };
+        self.log_row(p, id, PacketEvent::Drop, reason, now);
+    }
+
+    /// Packet `id` written to its endpoint's device at `at`, logged against
+    /// the last link of its route.
+    #[cold]
+    #[inline(never)]
+    fn log_deliver(&mut self, id: PacketId, at: Time) {
+        let s = &self.slots[id as usize];
+        let route = &self.routes[s.flow as usize];
+        let link = *if s.from_rcv { &route.ack } else { &route.data }.last().expect("a route has a link") as usize;
+        self.log_row(link, id, PacketEvent::Deliver, DropReason::None, at);
     }
 
     fn probe(&mut self, t: Time) {
@@ -1591,6 +1836,7 @@ mod tests {
             pause_stalls: false,
             links: Vec::new(),
             routes: Vec::new(),
+            packet_log_ns: None,
         }
     }
 
@@ -1826,6 +2072,79 @@ mod tests {
             let s = b[..20].chunks(2).fold(0u32, |s, w| s + u16::from_be_bytes([w[0], w[1]]) as u32);
             assert_eq!((s & 0xffff) + (s >> 16), 0xffff, "checksum");
         }
+    }
+
+    #[test]
+    fn the_packet_log_records_its_window_in_reserved_buffers() {
+        use sim::packet_log::{DropReason as R, PacketEvent as E};
+        // 1500 B at 12 Mbit/s = 1 ms; 10 ms one way; a queue of 2.
+        let mut e =
+            Engine::new(EngineConfig { packet_log_ns: Some((15_000_000, 500_000_000)), ..cfg(1, 12_000_000, 2) });
+        let cap = e.packet_log().time_ns.capacity();
+        assert!(cap >= 4096);
+        e.start(0);
+        let mut out = Vec::new();
+        let isn = u32::MAX - 2000; // the stream wraps the 32-bit sequence space
+        feed(&mut e, 0, Side::Snd, &build_tcp(40000, 5000, isn, 0, SYN, 0), &mut out);
+        let seg = |k: u32| build_tcp(40000, 5000, isn.wrapping_add(1 + k * 1448), 1, ACK, 1448);
+        // Before the window: not logged.
+        feed(&mut e, PS_PER_MS, Side::Snd, &seg(0), &mut out);
+        // In it: one on the wire, two queued, two dropped (overflow).
+        for k in 1..6 {
+            feed(&mut e, 20 * PS_PER_MS, Side::Snd, &seg(k), &mut out);
+        }
+        // A retransmission of segment 4, and an ACK of three segments.
+        feed(&mut e, 40 * PS_PER_MS, Side::Snd, &seg(4), &mut out);
+        feed(
+            &mut e,
+            45 * PS_PER_MS,
+            Side::Rcv,
+            &build_tcp(5000, 40000, 1, isn.wrapping_add(1 + 3 * 1448), ACK, 0),
+            &mut out,
+        );
+        run(&mut e, 2_000 * PS_PER_MS, &mut out);
+        let log = e.packet_log();
+        let n = log.len();
+        assert_eq!(log.time_ns.capacity(), cap, "the log grew");
+        let rows: Vec<(u64, u8, u8, u8, u64, u64, u8)> = (0..n)
+            .map(|i| {
+                (
+                    log.time_ns[i],
+                    log.link[i],
+                    log.event[i],
+                    log.reason[i],
+                    log.seq_bytes[i],
+                    log.ack_bytes[i],
+                    log.flags[i],
+                )
+            })
+            .collect();
+        let count = |link: u8, ev: E| rows.iter().filter(|r| r.1 == link && r.2 == ev as u8).count();
+        assert!(rows.iter().all(|r| (15_000_000..500_000_000).contains(&r.0)), "{rows:?}");
+        // Forward: 6 arrivals, 2 dropped, 4 sent and delivered (the retransmission too).
+        assert_eq!((count(0, E::Enqueue), count(0, E::Drop), count(0, E::Dequeue), count(0, E::Deliver)), (6, 2, 4, 4));
+        // Reverse: the ACK.
+        assert_eq!((count(1, E::Enqueue), count(1, E::Dequeue), count(1, E::Deliver)), (1, 1, 1));
+        let enq: Vec<u64> = rows.iter().filter(|r| r.1 == 0 && r.2 == E::Enqueue as u8).map(|r| r.4).collect();
+        assert_eq!(enq, vec![1448, 2 * 1448, 3 * 1448, 4 * 1448, 5 * 1448, 4 * 1448]);
+        let drops: Vec<(u8, u64)> = rows.iter().filter(|r| r.2 == E::Drop as u8).map(|r| (r.3, r.4)).collect();
+        assert_eq!(drops, vec![(R::Overflow as u8, 4 * 1448), (R::Overflow as u8, 5 * 1448)]);
+        let retrans: Vec<u64> = rows.iter().filter(|r| r.6 & FLAG_RETRANS != 0).map(|r| r.4).collect();
+        assert_eq!(retrans, vec![4 * 1448; 3], "enqueue, dequeue, deliver of the retransmission");
+        let ack = rows.iter().find(|r| r.1 == 1).expect("an ACK row");
+        assert_eq!((ack.5, ack.6 & FLAG_ACK), (3 * 1448, FLAG_ACK));
+        // Each delivery follows the dequeue of the same segment, one delay (10 ms) and 1 ms after it.
+        for d in rows.iter().filter(|r| r.1 == 0 && r.2 == E::Deliver as u8) {
+            let q =
+                rows.iter().find(|r| r.2 == E::Dequeue as u8 && r.1 == 0 && r.4 == d.4 && r.0 < d.0).expect("dequeued");
+            assert_eq!(d.0 - q.0, 11_000_000);
+        }
+        // Without a window: nothing reserved, nothing logged.
+        let mut e = Engine::new(cfg(1, 12_000_000, 2));
+        e.start(0);
+        feed(&mut e, 20 * PS_PER_MS, Side::Snd, &seg(1), &mut out);
+        run(&mut e, 2_000 * PS_PER_MS, &mut out);
+        assert_eq!((e.packet_log().len(), e.packet_log().time_ns.capacity(), e.logs_packets()), (0, 0, false));
     }
 
     #[test]

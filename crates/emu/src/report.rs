@@ -5,6 +5,8 @@
 //! flows_trace.<name>.bin       per flow per interval: t_ns, flow, bottleneck_bytes
 //! queue_trace.<name>.bin       per interval: t_ns, backlog_bytes, backlog_pkts, drops, tx_bytes
 //! link_trace.<name>.bin        per link per interval (networks): t_ns, link, backlog, drops, marks, tx_bytes
+//! packets.<name>.bin           with a packet log only: one row per packet event in its window, the
+//!                              simulator's columns (sim::packet_log::PacketLog::columns)
 //! ```
 //!
 //! Columns are little-endian arrays with numpy dtype strings, the same form
@@ -108,6 +110,18 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
     let queue_index = write_columns(dir, "queue_trace", &queue_cols)?;
     let link_cols = engine.take_link_columns();
     let link_index = write_columns(dir, "link_trace", &link_cols)?;
+    // The packet log's columns, only when the experiment asked for one (emu.json is otherwise unchanged).
+    let packets_index = if engine.logs_packets() {
+        let mut index = Vec::new();
+        for (name, dtype, bytes) in engine.packet_log().columns() {
+            let file = format!("packets.{name}.bin");
+            std::fs::write(dir.join(&file), bytes)?;
+            index.push(format!("[{}, {}, {}]", string(name), string(dtype), string(&file)));
+        }
+        format!(", \"packets\": [{}]", index.join(", "))
+    } else {
+        String::new()
+    };
 
     let reports = engine.flow_reports();
     let n = engine.n_flows();
@@ -252,7 +266,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
     let json = format!(
         "{{\n\"finished\": {},\n\"flows\": [{}],\n\"other\": {},\n\"queue\": {},\n\"links\": [{}],\n\"conservation\": {},\n\
          \"stats\": {{\"events\": {}, \"bottleneck_data_packets\": {}, \"engine_seconds\": {}}},\n\"timing\": {},\n\
-         \"columns\": {{\"flows_trace\": {}, \"queue_trace\": {}, \"link_trace\": {}}}\n}}\n",
+         \"columns\": {{\"flows_trace\": {}, \"queue_trace\": {}, \"link_trace\": {}{}}}\n}}\n",
         engine.finished(),
         flows.join(",\n  "),
         other,
@@ -266,6 +280,7 @@ pub fn write(dir: &Path, engine: &mut Engine, info: &RunInfo) -> io::Result<()> 
         flows_index,
         queue_index,
         link_index,
+        packets_index,
     );
     let tmp = dir.join("emu.json.tmp");
     std::fs::write(&tmp, json)?;

@@ -7,6 +7,7 @@ pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
 pub const PSH: u8 = 0x08;
 pub const ACK: u8 = 0x10;
+pub const ECE: u8 = 0x40;
 pub const CWR: u8 = 0x80;
 
 const PROTO_TCP: u8 = 6;

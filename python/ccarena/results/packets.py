@@ -1,9 +1,10 @@
 """The packet log: ``packets.parquet``, one row per packet event at a link.
 
 Written when the experiment asks for it (``[measure] packets = ["10s",
-"10.5s"]``, simulator only), for events from the first time inclusive to
-the second exclusive, in time order (events at the same nanosecond in the
-order the engine handled them). Columns:
+"10.5s"]``, in either backend: see *The emulator's log* below), for
+events from the first time inclusive to the second exclusive, in time
+order (events at the same nanosecond in the order the engine handled
+them). Columns:
 
 ================  ========  ===================================================
 ``time_ns``       uint64    when, ns since the start of the run
@@ -51,6 +52,36 @@ A packet crosses one link: a flow's data the link of its direction, its
 ACKs the other. SACK blocks, timestamps and the receive window are not
 logged. The schema's metadata carries the run key (``ccarena.run``), as
 every table of a result does.
+
+The emulator's log (``--backend emu``; crates/emu/src/engine.rs) has the
+same columns, written by this module from the emulator's rows, for the
+links the emulator serves (the bottleneck and the reverse link, or every
+link of a line). What differs from the simulator's:
+
+* ``time_ns`` is the emulator's real clock: ns since the start of the
+  measurement, the origin of its flows.parquet and queue.parquet. Rows
+  come in the order the emulator handled the events; a ``deliver`` row
+  has the time its write to the receivers' or senders' device ended, which
+  can be later than rows after it by that write's lateness
+  (``emu.emulator.delivery_lateness_us`` in summary.json).
+* The packets are the kernel's: the segments its TCP sent (a TSO
+  super-packet handed to the emulator is split into its segments before
+  the bottleneck, and logged as those), with their real sizes and ECN
+  bits. ``direction`` is the way a packet travels (``data``: from the
+  senders' side, SYN, FIN and pure ACKs of the sender included; ``ack``:
+  from the receivers').
+* ``seq_bytes`` is the TCP sequence number relative to the flow's first
+  payload byte (its SYN's + 1), unwrapped past 4 GiB; ``ack_bytes`` the
+  cumulative acknowledgement relative to the same origin. Segments need
+  not be MSS-aligned.
+* ``retransmission`` is inferred from the wire: a data segment whose
+  sequence range starts below the highest sequence its flow had sent when
+  it reached the emulator (a segment the kernel retransmits after a later
+  one was sent).
+* Packets that belong to no flow (ICMP, other ports) have ``flow``,
+  ``transfer`` and ``udp_source`` null; there are no transfers or UDP
+  sources. Drops are ``overflow``, ``aqm`` or ``random`` as in the
+  simulator; marks come from the emulator's disciplines (the simulator's).
 """
 
 from __future__ import annotations
@@ -75,7 +106,8 @@ DIRECTIONS = ("data", "ack")
 
 # The engine's flag bits (crates/sim/src/packet_log.rs).
 _RETRANS, _ECE, _CWR, _ACK = 1, 2, 4, 8
-# Owners: a flow, a background transfer, a UDP source.
+# Owners: a flow, a background transfer, a UDP source; the emulator's 3 (no flow: crates/emu/src/engine.rs,
+# OWNER_OTHER) matches none of them, so its three columns are null.
 _FLOW, _TRANSFER, _UDP = 0, 1, 2
 
 _NAMES = pa.dictionary(pa.int8(), pa.string())

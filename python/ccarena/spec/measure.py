@@ -5,8 +5,10 @@ event at the links between those two times (from inclusive, to exclusive,
 within the duration) into ``packets.parquet``: one row per enqueue,
 dequeue (start of transmission), drop (with its reason), ECN mark and
 delivery, of data and of ACKs; see :mod:`ccarena.results.packets` for the
-columns and ``ccarena pcap`` for a capture file Wireshark reads. The
-simulator only: the emulator refuses it.
+columns and ``ccarena pcap`` for a capture file Wireshark reads. Both
+backends keep it: with ``--backend emu`` the emulator logs the kernel's
+segments at the links it serves, on its real clock (what differs is in
+:mod:`ccarena.results.packets`).
 """
 
 from __future__ import annotations

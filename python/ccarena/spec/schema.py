@@ -491,7 +491,8 @@ MEASURE = _t(
         "trace": Field("bool", "record per-interval traces", default=True),
         "window": Field("times", "[from, to]: the window of every steady-state metric (default: the second half)"),
         "packets": Field("times", "[from, to]: log every packet event at the links in this window to packets.parquet "
-                         "(enqueue, dequeue, drop, mark, deliver; off by default; simulator only)"),
+                         "(enqueue, dequeue, drop, mark, deliver; off by default; the emu backend logs what the "
+                         "kernel's TCP sends through the emulated links)"),
         "average": Field("time", "averaging window of convergence and responsiveness", default="1s"),
         "link": Field("name", "parking_lot or links: the link where rates at the bottleneck are counted and that "
                       "summary.json's queue describes (default: the slowest link flows cross; a flow not on it: "

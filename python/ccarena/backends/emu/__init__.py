@@ -21,7 +21,10 @@ line) the emulator routes each packet by its flow through every link of the
 flow's path, each link's delay between one link and the next. The emulator
 counts, like the simulator, the bytes of each flow leaving the bottleneck
 queue per interval, drops and backlog (per link in a network), and measures
-RTT samples from the sequence numbers it forwards.
+RTT samples from the sequence numbers it forwards. With ``[measure]
+packets`` it also logs every packet event at its links in that window
+(packets.parquet, the simulator's columns; :mod:`ccarena.results.packets`
+says what differs).
 
 This process is sender and receiver of every flow: it creates the sockets
 inside the namespaces (``setns(2)``), drives bulk, fixed-size and

@@ -144,4 +144,8 @@ def _emulator_config(plan: _Plan) -> str:
     }
     if EMU_CPU is not None:
         emu["cpu"] = EMU_CPU
+    packets = plan.spec.metrics.get("packets_ns")
+    if packets:
+        # The packet log's window, ns since the start of the measurement (packets.parquet).
+        emu["packets_ns"] = [int(t) for t in packets]
     return json.dumps({"engine": plan.spec.engine.to_dict(), "emu": emu}, indent=1) + "\n"

@@ -182,6 +182,9 @@ def _raw(
     if not all(fin.get("has_total_rto") for fin in traffic.final):
         emu["notes"] = ["this kernel's tcp_info has no tcpi_total_rto: timeouts are reported as 0"]
     extra: dict[str, Any] = {}
+    if "packets" in out:
+        # The packet log's columns as the simulator hands them over (ccarena.results.packets reads both).
+        extra["packets"] = dict(out["packets"])
     if plan.spec.engine.network is not None:
         # One row per link per interval, as the simulator's link trace.
         extra["link_trace"] = dict(out["link_trace"]) if trace else {}

@@ -205,6 +205,11 @@ class Testbed:
         for table in ("flows_trace", "queue_trace", "link_trace"):
             cols = data["columns"].get(table, ())
             data[table] = {name: (dtype, (out / file).read_bytes()) for name, dtype, file in cols}
+        if "packets" in data["columns"]:
+            # The packet log ([measure] packets): the simulator's columns (crates/emu/src/report.rs).
+            data["packets"] = {
+                name: (dtype, (out / file).read_bytes()) for name, dtype, file in data["columns"]["packets"]
+            }
         return data
 
 
