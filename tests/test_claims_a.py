@@ -129,7 +129,7 @@ def test_campaign_files_state_deviations_and_run_every_variant(preset_id: str) -
     assert any("CUBIC of 2005" in d and "max_increment = 16" in d for d in p.deviations), p.deviations
     assert any("alpha 10 and 100" in d for d in p.deviations), p.deviations
     assert not any("alpha 200 packets and gamma" in d for d in p.deviations)
-    repeats = 5 if preset_id in ("A3", "A4") else 2
+    repeats = 5 if preset_id in ("A1", "A3", "A4") else 2
     for quick in (False, True):
         sweep = p.document(quick)["sweep"]
         ccs = sweep["flows[0].cc"]
