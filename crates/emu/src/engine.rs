@@ -78,18 +78,15 @@ use sim::hist::Histogram;
 use sim::linkmodel::{LineModel, LinkModel, PortModel};
 use sim::net::{DelayLine, Hop, Port, PortCounters, Qdisc, QueueLimit};
 use sim::packet::PacketId;
-use sim::packet_log::{DropReason, PacketEvent, PacketLog, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_RETRANS};
+use sim::packet_log::{
+    DropReason, Owner, PacketEvent, PacketLog, PacketRow, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_RETRANS,
+};
 use sim::qdisc::{PacketView, QdiscConfig};
 use sim::rng::Rng;
 use sim::service::{self, PortOwner};
 use sim::traffic::{Loss, LossModel};
 use sim::{Column, Conservation, Route};
 use std::collections::VecDeque;
-
-/// The packet log's owner code for traffic that belongs to no flow (the
-/// simulator's codes are 0 flow, 1 transfer, 2 UDP source; 3 leaves the
-/// flow, transfer and UDP source columns null).
-pub const OWNER_OTHER: u8 = 3;
 
 /// Most rows the packet log reserves (and touches) up front; a window that
 /// needs more grows its buffers by doubling.
@@ -555,24 +552,7 @@ fn new_log(cfg: &EngineConfig) -> PacketLog {
     let packets_per_s = cfg.fwd.rate_bps as f64 / (8.0 * cfg.max_packet.max(576) as f64);
     let links = (cfg.n_links() / 2).max(1) as f64;
     let rows = ((to - from) as f64 / 1e9 * packets_per_s * 8.0 * links + 4096.0).min(MAX_LOG_ROWS as f64) as usize;
-    let mut log = PacketLog::new(NEVER, NEVER, rows);
-    fn touch<T: Copy + Default>(v: &mut Vec<T>, rows: usize) {
-        v.resize(rows, T::default());
-        v.clear();
-    }
-    touch(&mut log.time_ns, rows);
-    touch(&mut log.link, rows);
-    touch(&mut log.event, rows);
-    touch(&mut log.reason, rows);
-    touch(&mut log.owner, rows);
-    touch(&mut log.id, rows);
-    touch(&mut log.seq_bytes, rows);
-    touch(&mut log.ack_bytes, rows);
-    touch(&mut log.size_bytes, rows);
-    touch(&mut log.payload_bytes, rows);
-    touch(&mut log.flags, rows);
-    touch(&mut log.ecn, rows);
-    log
+    PacketLog::new_touched(NEVER, NEVER, rows)
 }
 
 /// The engine as the owner of its two ports (see [`sim::service`]): the
@@ -1461,8 +1441,7 @@ impl Engine {
         self.slots.log_marks = open;
         self.slots.marked.clear();
         if open {
-            self.log.aqm_seen.clear();
-            self.log.aqm_seen.extend(self.ports.iter().map(|p| p.qdisc.aqm_drops()));
+            self.log.restart_aqm(self.ports.iter().map(|p| p.qdisc.aqm_drops()));
         }
     }
 
@@ -1488,7 +1467,7 @@ impl Engine {
         let s = &self.slots[id as usize];
         let m = &s.meta;
         let n = self.flows.len() - 1;
-        let (owner, owner_id) = if (s.flow as usize) < n { (0u8, s.flow) } else { (OWNER_OTHER, 0) };
+        let (owner, id) = if (s.flow as usize) < n { (Owner::Flow, s.flow) } else { (Owner::Other, 0) };
         // Sequence numbers as offsets from the flow's first payload byte, unwrapped
         // against the highest sequence its sender has sent (a packet here is within 2 GB of it).
         let f = &self.flows[s.flow as usize];
@@ -1510,20 +1489,21 @@ impl Engine {
             | if m.tcp && m.flags & wire::ECE != 0 { FLAG_ECE } else { 0 }
             | if m.tcp && m.flags & wire::CWR != 0 { FLAG_CWR } else { 0 }
             | if s.from_rcv { FLAG_ACK } else { 0 };
-        let ecn = wire::ecn(&s.buf[..s.len as usize]);
-        let log = &mut self.log;
-        log.time_ns.push((t - self.t0.unwrap_or(0)) / PS_PER_NS);
-        log.link.push(link as u8);
-        log.event.push(event as u8);
-        log.reason.push(reason as u8);
-        log.owner.push(owner);
-        log.id.push(owner_id);
-        log.seq_bytes.push(seq_bytes);
-        log.ack_bytes.push(ack_bytes);
-        log.size_bytes.push(s.len);
-        log.payload_bytes.push(m.payload);
-        log.flags.push(flags);
-        log.ecn.push(ecn);
+        let row = PacketRow {
+            time_ns: (t - self.t0.unwrap_or(0)) / PS_PER_NS,
+            link: link as u8,
+            event,
+            reason,
+            owner,
+            id,
+            seq_bytes,
+            ack_bytes,
+            size_bytes: s.len,
+            payload_bytes: m.payload,
+            flags,
+            ecn: wire::ecn(&s.buf[..s.len as usize]),
+        };
+        self.log.push(row);
     }
 
     /// Logs the marks the discipline of port `p` just made.

@@ -56,6 +56,9 @@ pub enum Owner {
     Transfer = 1,
     /// A UDP source; the id is its index in `Config::udp_sources`.
     Udp = 2,
+    /// Traffic of no flow, transfer or source (the emulator's ICMP and
+    /// other ports); the id is 0.
+    Other = 3,
 }
 
 /// Bits of [`PacketLog::flags`].
@@ -135,6 +138,36 @@ impl PacketLog {
             ecn: Vec::with_capacity(rows),
             aqm_seen: Vec::new(),
         }
+    }
+
+    /// Like [`PacketLog::new`], with the room written once, so that an owner
+    /// that runs in real time (the emulator) takes no page faults while it logs.
+    pub fn new_touched(from: u64, to: u64, rows: usize) -> PacketLog {
+        fn touch<T: Copy + Default>(v: &mut Vec<T>) {
+            v.resize(v.capacity(), T::default());
+            v.clear();
+        }
+        let mut log = PacketLog::new(from, to, rows);
+        touch(&mut log.time_ns);
+        touch(&mut log.link);
+        touch(&mut log.event);
+        touch(&mut log.reason);
+        touch(&mut log.owner);
+        touch(&mut log.id);
+        touch(&mut log.seq_bytes);
+        touch(&mut log.ack_bytes);
+        touch(&mut log.size_bytes);
+        touch(&mut log.payload_bytes);
+        touch(&mut log.flags);
+        touch(&mut log.ecn);
+        log
+    }
+
+    /// Starts telling the disciplines' drops from overflow afresh, from
+    /// each port's `Qdisc::aqm_drops` now (when the window opens).
+    pub fn restart_aqm(&mut self, drops: impl IntoIterator<Item = u64>) {
+        self.aqm_seen.clear();
+        self.aqm_seen.extend(drops);
     }
 
     #[inline]

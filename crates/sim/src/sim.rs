@@ -849,8 +849,7 @@ impl Simulator {
         self.arena.log_marks = open;
         self.arena.marked.clear();
         if open {
-            self.packet_log.aqm_seen.clear();
-            self.packet_log.aqm_seen.extend(self.ports.iter().map(|p| p.qdisc.aqm_drops()));
+            self.packet_log.restart_aqm(self.ports.iter().map(|p| p.qdisc.aqm_drops()));
         }
     }
 

@@ -106,8 +106,8 @@ DIRECTIONS = ("data", "ack")
 
 # The engine's flag bits (crates/sim/src/packet_log.rs).
 _RETRANS, _ECE, _CWR, _ACK = 1, 2, 4, 8
-# Owners: a flow, a background transfer, a UDP source; the emulator's 3 (no flow: crates/emu/src/engine.rs,
-# OWNER_OTHER) matches none of them, so its three columns are null.
+# Owners: a flow, a background transfer, a UDP source; 3 (Owner::Other in crates/sim/src/packet_log.rs: the
+# emulator's traffic of no flow) matches none of them, so its three columns are null.
 _FLOW, _TRANSFER, _UDP = 0, 1, 2
 
 _NAMES = pa.dictionary(pa.int8(), pa.string())
