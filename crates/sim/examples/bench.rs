@@ -28,6 +28,7 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
         accecn: false,
         receiver_accecn: true,
         accecn_option: true,
+        sack_compression: None,
         tso: None,
         access: None,
     };

@@ -77,12 +77,31 @@ pub struct FlowConfig {
     /// With AccECN, the receiver's ACKs carry the AccECN option (byte
     /// counters) besides the ACE field.
     pub accecn_option: bool,
+    /// The receiver compresses SACKs as Linux's does since 4.18
+    /// (`net/ipv4/tcp_input.c`, `__tcp_ack_snd_check`); `None`: every
+    /// out-of-order segment is acknowledged at once.
+    pub sack_compression: Option<SackCompression>,
     /// Send as Linux with TCP segmentation offload does, 2.6's or today's
     /// (an unpaced sender only); `None`: segment by segment.
     pub tso: Option<Tso>,
     /// The sender's own link in front of its route (a NIC and its queue);
     /// `None`: the sender feeds its route's first link directly.
     pub access: Option<AccessLink>,
+}
+
+/// Linux's receiver-side SACK compression (4.18+, `net/ipv4/tcp_input.c`
+/// `__tcp_ack_snd_check`, `tcp_timer.c` `tcp_compressed_ack_kick`): with
+/// data held above a hole, after three immediate duplicate ACKs per
+/// `rcv_nxt` the receiver holds further ACKs (at most `nr`) for
+/// min(`delay_ns`, 5 % of the flow's base RTT), then sends one with the
+/// current SACK blocks. See [`crate::tcp::receiver`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SackCompression {
+    /// `net.ipv4.tcp_comp_sack_nr` (Linux default 44; 0 turns it off).
+    pub nr: u32,
+    /// `net.ipv4.tcp_comp_sack_delay_ns` (Linux default 1 ms).
+    pub delay_ns: u64,
 }
 
 /// A sender's access link: its NIC's rate and the queue in front of it

@@ -496,6 +496,9 @@ pub struct FlowForm {
     pub receiver_accecn: bool,
     #[serde(default = "yes", deserialize_with = "null_true")]
     pub accecn_option: bool,
+    /// Linux's receiver-side SACK compression; none: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack_compression: Option<crate::config::SackCompression>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tso: Option<TsoForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -528,6 +531,7 @@ impl TryFrom<FlowForm> for FlowConfig {
             accecn: f.accecn,
             receiver_accecn: f.receiver_accecn,
             accecn_option: f.accecn_option,
+            sack_compression: f.sack_compression,
             tso: f.tso.map(Tso::from),
             access: f.access,
         })
@@ -561,6 +565,7 @@ impl From<FlowConfig> for FlowForm {
             accecn: f.accecn,
             receiver_accecn: f.receiver_accecn,
             accecn_option: f.accecn_option,
+            sack_compression: f.sack_compression,
             tso: f.tso.map(TsoForm::from),
             access: f.access,
         }

@@ -46,7 +46,7 @@ pub mod tcp;
 pub mod trace;
 pub mod traffic;
 
-pub use config::{AccessLink, Config, FlowConfig, LinkConfig, Network, Route};
+pub use config::{AccessLink, Config, FlowConfig, LinkConfig, Network, Route, SackCompression};
 pub use config_form::read_config;
 pub use net::QueueLimit;
 pub use output::{Conservation, FlowStats, LinkStats, Output, QueueStats, SourceStats, TransferRecord};

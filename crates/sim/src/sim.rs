@@ -327,6 +327,9 @@ impl Simulator {
             sim.init_slot(slot, scfg, cc, seed, ns(f.rtt_ns), &route, ns(f.start_ns));
             let fl = &mut sim.flows[i];
             fl.receiver.accecn_option = f.accecn_option;
+            if let Some(c) = f.sack_compression {
+                fl.receiver.set_sack_compression(c.nr, ns(c.delay_ns), ns(f.rtt_ns));
+            }
             fl.stop = f.stop_ns.map(ns);
             if fl.start < sim.end {
                 sim.q.push(fl.start, Event::FlowStart(i as u32));

@@ -26,6 +26,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
         accecn: false,
         receiver_accecn: true,
         accecn_option: true,
+        sack_compression: None,
         tso: None,
         access: None,
     }

@@ -176,6 +176,7 @@ fn flow() -> impl Strategy<Value = FlowConfig> {
                     accecn: pacing && reverse,
                     receiver_accecn: !newreno,
                     accecn_option: true,
+                    sack_compression: None,
                     tso: None,
                     access: None,
                 }

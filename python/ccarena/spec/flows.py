@@ -17,7 +17,7 @@ from .distributions import start_dist, start_stop
 from .errors import SpecError
 from .host import host
 from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
-from .tcp import AccEcn, TcpDefaults, accecn_setting, ecn_setting, init_cwnd, mss
+from .tcp import AccEcn, TcpDefaults, accecn_setting, ecn_setting, init_cwnd, mss, sack_compression_setting
 from .units import describe, format_bytes, format_rate, format_time
 
 __all__ = ["FlowGroup", "Flows", "flow_group", "flows"]
@@ -134,6 +134,7 @@ class _TcpSettings:
     recovery: str
     ecn: bool
     accecn: AccEcn
+    sack_compression: dict[str, Any] | None = None
 
 
 def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, algo: Mapping[str, Any]) -> _TcpSettings:
@@ -156,7 +157,7 @@ def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, al
     else:
         recovery = tcp.recovery if tcp.recovery is not None else str(algo["default_recovery"])
     ecn, acc = accecn_setting(g, path, tcp, algo, ecn_setting(g, path, tcp, algo))
-    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc)
+    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc, sack_compression_setting(g, path, tcp))
 
 
 def flow_group(
@@ -202,6 +203,8 @@ def flow_group(
     if s.ecn:
         r["ecn"] = True
     r.update(s.accecn.resolved())
+    if s.sack_compression is not None:
+        r["sack_compression"] = True
     h = host(g["host"], F.join(path, "host"), tcp.host) if "host" in g else tcp.host
     if h is not None:
         r["host"] = h.resolved()
@@ -228,6 +231,8 @@ def flow_group(
         e["app_rate_bps"] = app_rate
     if flow_reverse:
         e["reverse"] = True
+    if s.sack_compression is not None:
+        e["sack_compression"] = s.sack_compression
     if h is not None:
         e.update(h.engine(s.mss, s.pacing))
     return FlowGroup(r, e, count, every_ns, rtt_ns, s.mss + tcp.header, start_hi_ns)

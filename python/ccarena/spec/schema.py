@@ -365,6 +365,20 @@ TCP = _t(
             "bool", "with AccECN the receivers' ACKs carry the AccECN option (byte counters) besides ACE",
             default=True,
         ),
+        "sack_compression": Field(
+            "bool",
+            "the receivers compress SACKs as Linux's do since 4.18 (net/ipv4/tcp_input.c, __tcp_ack_snd_check): "
+            "with data held above a hole, after three duplicate ACKs per cumulative ACK they hold further ACKs "
+            "(at most comp_sack_nr) for min(comp_sack_delay, 5 % of the base RTT) and send one with the "
+            "current SACK blocks; false: every out-of-order segment is acknowledged at once. The emu backend sets "
+            "a given value in the receivers' namespace (one for every group) and otherwise leaves the kernel's own "
+            "(on)",
+            default=False,
+        ),
+        "comp_sack_nr": Field("int", "with sack_compression, most ACKs held (Linux tcp_comp_sack_nr; 0: none held)",
+                              default=44, lo=0, hi=255),
+        "comp_sack_delay": Field("time", "with sack_compression, longest hold (Linux tcp_comp_sack_delay_ns)",
+                                 default="1ms"),
         "host": Field("table", "every sender's host (see flows.host)", table=HOST),
     },
 )
@@ -398,6 +412,8 @@ FLOW = _t(
                         "that need it)"),
         "receiver_accecn": Field("bool", "the receivers support AccECN (default: tcp.receiver_accecn)"),
         "accecn_option": Field("bool", "with AccECN, ACKs carry the AccECN option (default: tcp.accecn_option)"),
+        "sack_compression": Field("bool", "the receivers compress SACKs as Linux's do since 4.18 "
+                                  "(default: tcp.sack_compression; tcp.comp_sack_nr and tcp.comp_sack_delay apply)"),
         "host": Field("table", "the senders' host: NIC rate, host queue and TSO (default: tcp.host; none)",
                       table=HOST),
     },

@@ -10,9 +10,9 @@ from . import fields as F
 from .errors import SpecError
 from .host import Host, host
 from .schema import RECOVERIES, TCP
-from .units import describe, format_bytes
+from .units import describe, format_bytes, format_time
 
-__all__ = ["AccEcn", "TcpDefaults", "accecn_setting", "ecn_setting", "tcp"]
+__all__ = ["AccEcn", "TcpDefaults", "accecn_setting", "ecn_setting", "sack_compression_setting", "tcp"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class TcpDefaults:
     accecn: bool = False
     receiver_accecn: bool = True
     accecn_option: bool = True
+    sack_compression: bool = False
+    comp_sack_nr: int = 44
+    comp_sack_delay_ns: int = 1_000_000
 
     def resolved(self) -> dict[str, Any]:
         """The ``[tcp]`` table of ``spec.toml``."""
@@ -43,6 +46,13 @@ class TcpDefaults:
         if self.ecn:
             out["ecn"] = True
         out.update(AccEcn(self.accecn, self.receiver_accecn, self.accecn_option).resolved())
+        # Only what differs from the defaults, so that a file without them resolves as before.
+        if self.sack_compression:
+            out["sack_compression"] = True
+        if self.comp_sack_nr != TCP.default("comp_sack_nr"):
+            out["comp_sack_nr"] = self.comp_sack_nr
+        if format_time(self.comp_sack_delay_ns) != format_time(F.time(TCP.default("comp_sack_delay"), "")):
+            out["comp_sack_delay"] = format_time(self.comp_sack_delay_ns)
         if self.host is not None:
             out["host"] = self.host.resolved()
         return out
@@ -117,6 +127,20 @@ def accecn_setting(
     return ecn, AccEcn(accecn, receiver, option)
 
 
+def sack_compression_setting(t: Mapping[str, Any], path: str, tcp: TcpDefaults) -> dict[str, Any] | None:
+    """The group's SACK compression (Linux 4.18+, net/ipv4/tcp_input.c): the engine's
+    ``sack_compression`` value, or None when off (the table's key, else ``[tcp]``'s). ``comp_sack_nr``
+    0 is passed on: the receiver then holds nothing, and the emu backend writes it to the kernel."""
+    on = (
+        F.boolean(t["sack_compression"], F.join(path, "sack_compression"))
+        if "sack_compression" in t
+        else tcp.sack_compression
+    )
+    if not on:
+        return None
+    return {"nr": tcp.comp_sack_nr, "delay_ns": tcp.comp_sack_delay_ns}
+
+
 def tcp(raw: dict[str, Any]) -> TcpDefaults:
     """Reads ``[tcp]`` (every key optional)."""
     t = F.table(raw.get("tcp", {}), "tcp")
@@ -134,4 +158,9 @@ def tcp(raw: dict[str, Any]) -> TcpDefaults:
     accecn = F.boolean(t.get("accecn", TCP.default("accecn")), "tcp.accecn")
     receiver = F.boolean(t.get("receiver_accecn", TCP.default("receiver_accecn")), "tcp.receiver_accecn")
     option = F.boolean(t.get("accecn_option", TCP.default("accecn_option")), "tcp.accecn_option")
-    return TcpDefaults(mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn, h, accecn, receiver, option)
+    sc = F.boolean(t.get("sack_compression", TCP.default("sack_compression")), "tcp.sack_compression")
+    sc_nr = F.integer(t.get("comp_sack_nr", TCP.default("comp_sack_nr")), "tcp.comp_sack_nr", 0, 255)
+    sc_delay = F.time(t.get("comp_sack_delay", TCP.default("comp_sack_delay")), "tcp.comp_sack_delay")
+    return TcpDefaults(
+        mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn, h, accecn, receiver, option, sc, sc_nr, sc_delay
+    )

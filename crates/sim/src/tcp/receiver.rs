@@ -72,6 +72,24 @@ pub struct Receiver {
     last_hdr: cc::CcHeader,
     /// Delayed-ACK deadline (0 = not armed), ps.
     pub delack: Time,
+    /// SACK compression is on (Linux 4.18+; see the module doc).
+    sack_compression: bool,
+    /// Most ACKs held (`tcp_comp_sack_nr`).
+    comp_sack_nr: u32,
+    /// The compressed-ACK timer's delay: min(`tcp_comp_sack_delay_ns`, RTT/20), ps.
+    comp_sack_delay: Time,
+    /// ACKs held since the last ACK sent (Linux `compressed_ack`).
+    compressed_ack: u32,
+    /// Immediate duplicate ACKs at `comp_rcv_nxt` (Linux `dup_ack_counter`).
+    dup_acks: u32,
+    /// Linux `compressed_ack_rcv_nxt`.
+    comp_rcv_nxt: u64,
+    /// `rcv_nxt` when the last ACK left (Linux `rcv_wup`; kept with compression only).
+    rcv_wup: u64,
+    /// Compressed-ACK deadline (0 = not armed), ps. It shares the simulator's
+    /// receiver timer with `delack` (which is set to the earlier of the two):
+    /// whichever fires, an ACK leaves and both are cleared, as in Linux.
+    comp_at: Time,
     /// ACKs ready to leave, drained by the simulator.
     pub out: Vec<Packet>,
     pub acks_sent: u64,
@@ -101,6 +119,14 @@ impl Receiver {
             prev_codepoint: ECN_NOT_ECT,
             last_hdr: cc::CcHeader::default(),
             delack: 0,
+            sack_compression: false,
+            comp_sack_nr: 0,
+            comp_sack_delay: 0,
+            compressed_ack: 0,
+            dup_acks: 0,
+            comp_rcv_nxt: 0,
+            rcv_wup: 0,
+            comp_at: 0,
             out: Vec::new(),
             acks_sent: 0,
         }
@@ -113,6 +139,69 @@ impl Receiver {
         ooo.clear();
         out.clear();
         *self = Receiver { ooo, out, ..Receiver::new(id, mss, ack_bytes, total_bytes) };
+    }
+
+    /// Turns on Linux's SACK compression: at most `nr` ACKs held
+    /// (`tcp_comp_sack_nr`), each hold at most min(`delay`,
+    /// `rtt`/20) (`tcp_comp_sack_delay_ns`, 5 % of the RTT; `rtt` is the
+    /// flow's base RTT, see the module doc). `nr` = 0 leaves it off.
+    pub fn set_sack_compression(&mut self, nr: u32, delay: Time, rtt: Time) {
+        self.sack_compression = nr > 0;
+        self.comp_sack_nr = nr;
+        self.comp_sack_delay = delay.min(rtt / 20);
+    }
+
+    /// Linux `__tcp_ack_snd_check`'s SACK-compression branch, for an ACK due
+    /// while data are held above a hole: returns whether the ACK is held.
+    fn hold_compressed(&mut self, now: Time) -> bool {
+        // More than one full segment in order since the last ACK, or `nr`
+        // held already: send now.
+        if self.rcv_nxt - self.rcv_wup >= 2 || self.compressed_ack >= self.comp_sack_nr {
+            return false;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.dup_acks = 0;
+        }
+        // TCP_FASTRETRANS_THRESH duplicate ACKs at once, for fast retransmit.
+        if self.dup_acks < 3 {
+            self.dup_acks += 1;
+            return false;
+        }
+        self.compressed_ack += 1;
+        if self.comp_at == 0 {
+            self.comp_at = (now + self.comp_sack_delay).max(1);
+            if self.delack == 0 || self.comp_at < self.delack {
+                self.delack = self.comp_at;
+            }
+        }
+        true
+    }
+
+    /// Where segment `k` (above `rcv_nxt`) lands in the SACK blocks, most
+    /// recently changed first: the rank of the block it extends, the number
+    /// of blocks if it starts a new one, 0 for a duplicate. Linux
+    /// (`tcp_sack_new_ofo_skb`, `TCP_SACK_BLOCKS_EXPECTED` = 2) sends the
+    /// held ACK first when this is 2 or more, so that no SACK block goes
+    /// unreported.
+    fn sack_block_rank(&self, k: u64) -> usize {
+        let i = self.ooo.partition_point(|&(_, e, _)| e < k);
+        let rank = |j: usize| {
+            let st = self.ooo[j].2;
+            self.ooo.iter().filter(|r| r.2 > st).count()
+        };
+        match self.ooo.get(i) {
+            Some(r) if r.0 <= k && k < r.1 => 0,
+            Some(r) if r.1 == k => {
+                let mut best = rank(i);
+                if matches!(self.ooo.get(i + 1), Some(n) if n.0 == k + 1) {
+                    best = best.min(rank(i + 1));
+                }
+                best
+            }
+            Some(r) if r.0 == k + 1 => rank(i),
+            _ => self.ooo.len(),
+        }
     }
 
     /// In-order bytes delivered to the application.
@@ -219,6 +308,9 @@ impl Receiver {
         self.last_hdr = pkt.hdr;
         self.last_hdr.feedback = self.last_hdr.feedback.saturating_add(fb);
         let mut immediate = ecn_now;
+        // The ACK is due because data are held above a hole (what SACK
+        // compression may hold back).
+        let mut ofo = false;
         if k == self.rcv_nxt {
             self.rcv_nxt += 1;
             if let Some(&(s, e, _)) = self.ooo.first() {
@@ -228,14 +320,23 @@ impl Receiver {
                 }
                 // A hole was filled, or data remain above one: ACK at once.
                 immediate = true;
+                ofo = !self.ooo.is_empty();
             }
         } else if k > self.rcv_nxt {
+            if self.sack_compression && self.compressed_ack > 0 && self.sack_block_rank(k) >= 2 {
+                // Linux tcp_sack_new_ofo_skb → tcp_sack_compress_send_ack.
+                self.send_ack();
+            }
             self.add_ooo(k);
             immediate = true;
+            ofo = true;
         } else {
             immediate = true;
         }
         self.unacked += 1;
+        if self.sack_compression && ofo && !ecn_now && self.quick == 0 && self.hold_compressed(now) {
+            return;
+        }
         if immediate || self.quick > 0 || self.unacked >= 2 {
             if self.quick > 0 {
                 self.quick -= 1;
@@ -246,6 +347,10 @@ impl Receiver {
         }
     }
 
+    /// The receiver's timer: the delayed-ACK timer or, with SACK
+    /// compression, the compressed-ACK timer (Linux
+    /// `tcp_compressed_ack_kick`); either way the held segments are
+    /// acknowledged with the current SACK blocks.
     pub fn on_delack_timer(&mut self, _now: Time) {
         if self.unacked > 0 {
             self.send_ack();
@@ -280,6 +385,12 @@ impl Receiver {
             p.ece = self.demand_cwr;
         }
         p.hdr = self.last_hdr;
+        if self.sack_compression {
+            // Linux tcp_event_ack_sent: no ACK held any more, timer cancelled.
+            self.compressed_ack = 0;
+            self.comp_at = 0;
+            self.rcv_wup = self.rcv_nxt;
+        }
         self.unacked = 0;
         self.delack = 0;
         self.acks_sent += 1;
@@ -464,6 +575,164 @@ mod tests {
         r.on_data(2, &coded(1, ECN_CE));
         assert_eq!(r.out.len(), 1, "6 marks pending: ACK now, not after a second segment");
         assert_eq!(r.ce_pending, 0);
+    }
+
+    /// A receiver with SACK compression (nr 44, 1 ms) that has acknowledged
+    /// segment 0 and left quick-ACK mode.
+    fn compressing(rtt_ms: u64) -> Receiver {
+        let mut r = Receiver::new(0, 1448, 52, None);
+        r.set_sack_compression(44, PS_PER_MS, rtt_ms * PS_PER_MS);
+        r.on_data(1, &data(0));
+        r.quick = 0;
+        r.out.clear();
+        r
+    }
+
+    // Linux __tcp_ack_snd_check: three duplicate ACKs per rcv_nxt at once,
+    // then held until the compressed-ACK timer, min(1 ms, RTT/20).
+    #[test]
+    fn sack_compression_holds_after_three_dupacks() {
+        let mut r = compressing(40);
+        // Segment 1 lost; 2.. arrive.
+        for k in 2..5 {
+            r.on_data(10 + k, &data(k));
+        }
+        assert_eq!(r.out.len(), 3, "three duplicate ACKs at once");
+        assert!(r.out.iter().all(|a| a.seg == 1));
+        r.out.clear();
+        let t0 = 100;
+        for k in 5..15 {
+            r.on_data(t0 + k, &data(k));
+        }
+        assert!(r.out.is_empty(), "later ones are held");
+        assert_eq!(r.compressed_ack, 10);
+        assert_eq!(r.delack, t0 + 5 + PS_PER_MS, "timer armed by the first held ACK, 1 ms (< 5 % of 40 ms)");
+        r.on_delack_timer(r.delack);
+        assert_eq!(r.out.len(), 1, "one ACK when the timer fires");
+        let a = r.out[0];
+        assert_eq!((a.seg, a.nsack, a.sack[0]), (1, 1, (2, 15)), "with the current SACK blocks");
+        assert_eq!((r.compressed_ack, r.comp_at, r.delack), (0, 0, 0));
+        // Same rcv_nxt: the duplicate-ACK count is not reset by the ACK.
+        r.out.clear();
+        r.on_data(2 * PS_PER_MS, &data(16));
+        assert!(r.out.is_empty(), "still past three duplicates at this rcv_nxt");
+        assert_eq!(r.delack, 2 * PS_PER_MS + PS_PER_MS);
+    }
+
+    #[test]
+    fn sack_compression_delay_is_five_percent_of_a_short_rtt() {
+        let mut r = compressing(10);
+        for k in 2..6 {
+            r.on_data(10, &data(k));
+        }
+        assert_eq!(r.out.len(), 3);
+        assert_eq!(r.delack, 10 + PS_PER_MS / 2, "5 % of 10 ms = 0.5 ms < 1 ms");
+    }
+
+    #[test]
+    fn sack_compression_holds_at_most_nr() {
+        let mut r = compressing(40);
+        for k in 2..5 {
+            r.on_data(2, &data(k));
+        }
+        r.out.clear();
+        for k in 5..49 {
+            r.on_data(3, &data(k));
+        }
+        assert!(r.out.is_empty());
+        assert_eq!(r.compressed_ack, 44);
+        r.on_data(4, &data(49));
+        assert_eq!(r.out.len(), 1, "the 45th goes out at once");
+        assert_eq!(r.out[0].sack[0], (2, 50));
+        assert_eq!((r.compressed_ack, r.comp_at), (0, 0), "and clears the held count and the timer");
+        r.on_data(5, &data(50));
+        assert_eq!(r.out.len(), 1, "holding starts again");
+        assert_eq!(r.delack, 5 + PS_PER_MS);
+    }
+
+    #[test]
+    fn sack_compression_hole_fill_resets() {
+        let mut r = compressing(40);
+        // Holes at 1 and 6.
+        for k in [2, 3, 4, 5, 7, 8] {
+            r.on_data(2, &data(k));
+        }
+        assert_eq!(r.out.len(), 3);
+        assert_eq!(r.compressed_ack, 3);
+        // The retransmission of 1 fills the first hole: sent at once (a
+        // jump of more than one segment), with 7..9 still held above 6.
+        r.on_data(3, &data(1));
+        assert_eq!(r.out.len(), 4);
+        assert_eq!(r.out[3].seg, 6);
+        assert_eq!((r.compressed_ack, r.comp_at), (0, 0));
+        // rcv_nxt moved: three duplicate ACKs at once again, then held.
+        for k in 9..13 {
+            r.on_data(4, &data(k));
+        }
+        assert_eq!(r.out.len(), 7);
+        assert_eq!(r.compressed_ack, 1);
+        // Filling the last hole: at once, with no SACK block.
+        r.on_data(5, &data(6));
+        assert_eq!(r.out.len(), 8);
+        assert_eq!((r.out[7].seg, r.out[7].nsack), (13, 0));
+        assert_eq!((r.compressed_ack, r.comp_at), (0, 0));
+    }
+
+    // An in-order segment that moves rcv_nxt by one with data still above a
+    // hole goes through the compression rule: sent at once, as the first of
+    // the three duplicate ACKs at the new rcv_nxt.
+    #[test]
+    fn sack_compression_one_segment_advance_counts_as_first_dupack() {
+        let mut r = compressing(40);
+        r.on_data(2, &data(3)); // holes at 1, 2
+        r.on_data(3, &data(1)); // rcv_nxt 1 -> 2, 3 above: at once
+        r.on_data(4, &data(4));
+        r.on_data(5, &data(5));
+        assert_eq!(r.out.len(), 4);
+        r.on_data(6, &data(6));
+        assert_eq!(r.out.len(), 4, "the advance used one of the three");
+        assert_eq!(r.compressed_ack, 1);
+    }
+
+    // Linux tcp_sack_new_ofo_skb: a new third SACK block flushes held ACKs
+    // (with the old blocks) before the segment is counted.
+    #[test]
+    fn sack_compression_flushes_before_a_third_block() {
+        let mut r = compressing(40);
+        for k in [2, 3, 4, 5, 6] {
+            r.on_data(2, &data(k));
+        }
+        assert_eq!((r.out.len(), r.compressed_ack), (3, 2));
+        r.on_data(3, &data(8)); // second block: extends nothing, rank 1: held
+        assert_eq!((r.out.len(), r.compressed_ack), (3, 3));
+        r.on_data(4, &data(9)); // extends the newest block: held
+        assert_eq!((r.out.len(), r.compressed_ack), (3, 4));
+        r.on_data(5, &data(11)); // a third block: the held ACK leaves first
+        assert_eq!(r.out.len(), 4);
+        let a = r.out[3];
+        assert_eq!((a.nsack, a.sack[0], a.sack[1]), (2, (8, 10), (2, 7)), "without the new block");
+        assert_eq!(r.compressed_ack, 1, "the new segment is held");
+        r.on_data(6, &data(7)); // extends (2,7)..(8,10), rank 1 and 2: held
+        assert_eq!((r.out.len(), r.compressed_ack), (4, 2));
+    }
+
+    #[test]
+    fn without_sack_compression_every_out_of_order_segment_is_acked() {
+        for nr in [None, Some(0)] {
+            let mut r = Receiver::new(0, 1448, 52, None);
+            if let Some(nr) = nr {
+                r.set_sack_compression(nr, PS_PER_MS, 40 * PS_PER_MS); // tcp_comp_sack_nr = 0: off
+            }
+            r.on_data(1, &data(0));
+            r.quick = 0;
+            r.out.clear();
+            for k in 2..60 {
+                r.on_data(2, &data(k));
+            }
+            assert_eq!(r.out.len(), 58, "{nr:?}");
+            assert!(r.out.iter().all(|a| a.seg == 1));
+            assert_eq!(r.delack, 0);
+        }
     }
 
     // tcp-core.md TV-C9: data every 30 ms drive ato towards 60 ms.

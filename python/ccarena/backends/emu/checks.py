@@ -7,6 +7,7 @@ emulator cannot do."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ def kernel_algorithms() -> list[str]:
         return []
     return text.split()
 
+
 def _python_algorithms(raw: Mapping[str, Any]) -> set[str]:
     """The algorithms written in Python (the experiment's ``cc_module`` imported first, and
     the names installed packages declare as entry points, not imported)."""
@@ -40,6 +42,7 @@ def _python_algorithms(raw: Mapping[str, Any]) -> set[str]:
 
 def _sim_algorithms() -> set[str]:
     return {str(a["name"]) for a in _core.cc_algorithms()}
+
 
 def load_spec(
     source: str | Path | Mapping[str, Any],
@@ -99,12 +102,14 @@ def load_spec(
     check_spec(spec)
     return spec
 
+
 def _check_kernel_has(cc: str, path: str, kernel: list[str]) -> None:
     if cc not in kernel:
         offers = ", ".join(kernel) if kernel else "nothing readable"
         raise SpecError(
             path, f'"{cc}" is not in this kernel (it offers: {offers}); the emu backend runs the kernel\'s algorithms'
         )
+
 
 def _cubic_module_params() -> dict[str, Any]:
     """The kernel's CUBIC module parameters in the simulator's terms."""
@@ -136,6 +141,7 @@ def _cubic_module_params() -> dict[str, Any]:
             out[name] = (v, lambda x, v=v: int(x) == v, str(v))
     return out
 
+
 def _check_params(cc: str, params: Mapping[str, Any], path: str) -> None:
     """Algorithm parameters must be what the kernel runs with (module parameters are global)."""
     if not params:
@@ -160,6 +166,7 @@ def _check_params(cc: str, params: Mapping[str, Any], path: str) -> None:
                 f"the kernel's {cc} has no such setting; only the default {defaults[name]!r} runs",
             )
 
+
 _ENGINE_KEYS = {"seed", "duration_ns", "interval_ns", "trace", "bottleneck", "reverse", "flows", "network"}
 
 _ENGINE_FLOW_KEYS = {
@@ -182,12 +189,16 @@ _ENGINE_FLOW_KEYS = {
     # simulator's host models; the emulator runs them as they are.
     "tso",
     "access",
+    # The receivers' SACK compression: the kernel's own, set in the receivers' namespace when the file
+    # asks for it (crates/sim/src/config.rs, SackCompression; testbed.py).
+    "sack_compression",
 }
 
 _ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss", "qdisc", "model"}
 
 _ENGINE_MODEL_KEYS = {"schedule", "trace", "jitter", "policer", "shaper", "batch"}
 """The link models the emulator runs (python/ccarena/backends/emu/config.py writes them)."""
+
 
 def _link_paths(spec: Spec) -> list[str]:
     """The experiment file's table of each of the engine's links (the dumbbell's two, or a network's
@@ -237,7 +248,8 @@ def _check_line(spec: Spec) -> None:
             raise SpecError(
                 f"flows[{gi}].ack_path",
                 "the emu backend sends ACKs back over the reverse twins of the data path ("
-                + ", ".join(names[i] for i in twins) + "); remove ack_path or run it in the simulator",
+                + ", ".join(names[i] for i in twins)
+                + "); remove ack_path or run it in the simulator",
             )
         for k in range(1, len(data)):
             a, b = data[k - 1], data[k]
@@ -320,6 +332,15 @@ def check_spec(spec: Spec) -> None:
     n = len(eng.flows)
     if PORT_BASE + n > 65535:
         raise SpecError("flows", f"the emu backend runs at most {65535 - PORT_BASE} flows")
+    compress = {
+        json.dumps(ef.sack_compression, sort_keys=True): gi for ef, gi in zip(eng.flows, spec.flow_groups, strict=True)
+    }
+    if len(compress) > 1:
+        raise SpecError(
+            f"flows[{max(compress.values())}].sack_compression",
+            "the emu backend's receivers share one network namespace, so one SACK compression setting for every "
+            "flow group (tcp.sack_compression)",
+        )
     seen: set[int] = set()
     for ef, gi in zip(eng.flows, spec.flow_groups, strict=True):
         if gi in seen:

@@ -91,6 +91,8 @@ _SYSCTLS = (
     "net.ipv4.tcp_slow_start_after_idle",
     "net.ipv4.tcp_no_metrics_save",
     "net.ipv4.tcp_autocorking",
+    "net.ipv4.tcp_comp_sack_nr",
+    "net.ipv4.tcp_comp_sack_delay_ns",
     "net.ipv4.tcp_limit_output_bytes",
     "net.ipv4.tcp_min_tso_segs",
     "net.ipv4.tcp_tso_win_divisor",

@@ -28,6 +28,7 @@ SETUP_TIMEOUT_S = 10.0
 START_MARGIN_NS = 200_000_000
 """Time between the end of the set-up and the start of the measurement."""
 
+
 @dataclass
 class _FlowPlan:
     id: int
@@ -44,6 +45,7 @@ class _FlowPlan:
     pacing: bool
     ecn: bool
     rcv_addr: str
+
 
 @dataclass
 class _Plan:
@@ -64,6 +66,14 @@ class _Plan:
     @property
     def interval_ns(self) -> int:
         return int(self.spec.engine.interval_ns)
+
+    @property
+    def sack_compression(self) -> dict[str, int] | None:
+        """The receivers' SACK compression the file sets ({nr, delay_ns}, one for every flow: see
+        checks.py), or None: the kernel keeps its own."""
+        sc = self.spec.engine.flows[0].sack_compression if self.spec.engine.flows else None
+        return None if sc is None else {"nr": int(sc["nr"]), "delay_ns": int(sc["delay_ns"])}
+
 
 def _plan(spec: Spec) -> _Plan:
     eng = spec.engine
@@ -100,6 +110,7 @@ def _plan(spec: Spec) -> _Plan:
     mtu = max(f.mss for f in flows) + 40 + options
     return _Plan(spec, flows, timestamps, mtu, addrs, max(icw for icw, _ in addrs))
 
+
 def socket_buffer_max(plan: _Plan) -> int:
     """The largest socket buffer (bytes) a flow may need: four times its
     bandwidth-delay product plus the whole bottleneck buffer (a buffer's
@@ -122,10 +133,12 @@ def socket_buffer_max(plan: _Plan) -> int:
     path = max(rate * f.rtt_ns // (8 * 10**9) for f in plan.flows) + buffer
     return min(4 * path, 1 << 30)
 
+
 def _other_delay_ns(plan: _Plan) -> int:
     """One-way delay of traffic that belongs to no flow: half the topology's RTT (or the first flow's)."""
     topo_rtt = plan.spec.resolved["topology"].get("rtt")
     return (parse_time(topo_rtt) if topo_rtt is not None else plan.flows[0].rtt_ns) // 2
+
 
 def _emulator_config(plan: _Plan) -> str:
     """The emulator's configuration file (JSON, crates/emu/src/config.rs): the experiment's engine

@@ -75,6 +75,11 @@ class Testbed:
                 _write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")
                 _write_sysctl("net.ipv4.tcp_timestamps", "1" if plan.timestamps else "0")
                 _write_sysctl("net.ipv4.tcp_no_metrics_save", "1")
+                if ns == NS_RCV and plan.sack_compression is not None:
+                    # The file's SACK compression (checks.py: one setting for all); without it the
+                    # kernel keeps its own (on since Linux 4.18).
+                    _write_sysctl("net.ipv4.tcp_comp_sack_nr", str(plan.sack_compression["nr"]))
+                    _write_sysctl("net.ipv4.tcp_comp_sack_delay_ns", str(plan.sack_compression["delay_ns"]))
                 for name in ("net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem"):
                     lo, default, high = _read_sysctls((name,))[name].split()
                     if int(high) < need:

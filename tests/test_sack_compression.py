@@ -1,0 +1,101 @@
+"""Linux's receiver-side SACK compression (4.18+, net/ipv4/tcp_input.c) from the experiment file to the engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import ccarena
+import pyarrow.parquet as pq
+import pytest
+from ccarena.spec import SpecError
+
+
+def doc(**tcp: Any) -> dict[str, Any]:
+    """One CUBIC flow at 250 Mbit/s, 40 ms, 0.2 BDP of buffer: a burst of losses after slow start."""
+    return {
+        "name": "sc",
+        "duration": "1s",
+        "seed": 1,
+        "topology": {"rtt": "40ms", "bottleneck": {"rate": "250Mbps", "buffer": "0.2bdp"}},
+        "tcp": {"host": {"nic": "1Gbps", "era": "linux-today"}, **tcp},
+        "flows": [{"cc": "cubic"}],
+    }
+
+
+def _summary(r: Any) -> str:
+    s = dict(r.summary)
+    s.pop("engine", None)
+    s.pop("name", None)
+    return json.dumps(s, sort_keys=True, default=str)
+
+
+def _engine_flows(spec: Any) -> list[dict[str, Any]]:
+    return list(spec.engine["flows"])
+
+
+def test_off_is_today_and_not_written() -> None:
+    spec = ccarena.load_spec(doc(sack_compression=False))
+    assert not {"sack_compression", "comp_sack_nr", "comp_sack_delay"} & set(spec.resolved["tcp"])
+    assert all("sack_compression" not in f for f in _engine_flows(spec))
+    assert _summary(ccarena.run(doc(sack_compression=False), figure=False)) == _summary(
+        ccarena.run(doc(), figure=False)
+    )
+
+
+def test_on_reaches_the_engine() -> None:
+    spec = ccarena.load_spec(doc(sack_compression=True, comp_sack_nr=10, comp_sack_delay="500us"))
+    assert _engine_flows(spec)[0]["sack_compression"] == {"nr": 10, "delay_ns": 500_000}
+    t = spec.resolved["tcp"]
+    assert (t["sack_compression"], t["comp_sack_nr"], t["comp_sack_delay"]) == (True, 10, "500us")
+    d = doc()
+    d["flows"][0]["sack_compression"] = True
+    assert _engine_flows(ccarena.load_spec(d))[0]["sack_compression"] == {"nr": 44, "delay_ns": 1_000_000}
+    # comp_sack_nr 0 is passed on (the receiver holds nothing; the emu backend writes 0 to the kernel)
+    zero = _engine_flows(ccarena.load_spec(doc(sack_compression=True, comp_sack_nr=0)))[0]
+    assert zero["sack_compression"] == {"nr": 0, "delay_ns": 1_000_000}
+    with pytest.raises(SpecError, match="tcp.sack_compression"):
+        ccarena.load_spec(doc(sack_compression=1))
+
+
+def _acks_in_recovery(folder: Path) -> tuple[int, int]:
+    """Data segments delivered and ACKs sent in the 110 ms after the first bottleneck drop."""
+    t = pq.read_table(folder / "packets.parquet").to_pandas()
+    t0 = t[(t.link == "forward") & (t.event == "drop")].time_ns.min()
+    w = (t.time_ns >= t0) & (t.time_ns < t0 + 110_000_000)
+    deliv = int(((t.link == "forward") & (t.event == "deliver") & (t.direction == "data") & w).sum())
+    acks = int(((t.link == "reverse") & (t.event == "enqueue") & (t.direction == "ack") & w).sum())
+    return deliv, acks
+
+
+def test_fewer_acks_in_recovery(tmp_path: Path) -> None:
+    measure = {"interval": "10ms", "packets": ["0s", "1s"]}
+    ccarena.run(doc(), measure=measure, out=tmp_path / "off", figure=False)
+    ccarena.run(doc(sack_compression=True), measure=measure, out=tmp_path / "on", figure=False)
+    d_off, a_off = _acks_in_recovery(tmp_path / "off")
+    d_on, a_on = _acks_in_recovery(tmp_path / "on")
+    assert d_off / a_off < 1.5, "today: about one ACK per out-of-order segment"
+    assert d_on / a_on > 2.0 and a_on < a_off / 2, (d_off, a_off, d_on, a_on)
+
+
+def test_the_emulator_takes_one_setting_for_every_receiver() -> None:
+    """The kernel's receivers share one namespace and one tcp_comp_sack_nr: the emu backend writes
+    the file's setting there, and refuses flow groups that differ, naming the group."""
+    from ccarena.backends.emu import config as emu_config
+    from ccarena.runner import _emu_spec
+
+    base = {
+        "name": "sack-compression-emu",
+        "duration": "2s",
+        "topology": {"rtt": "20ms", "bottleneck": {"rate": "20Mbps", "buffer": "1bdp"}},
+        "flows": [{"cc": "reno"}, {"cc": "reno"}],
+    }
+    on = _emu_spec({**base, "tcp": {"sack_compression": True, "comp_sack_nr": 20}}, seed=None, set=None)
+    assert emu_config._plan(on).sack_compression == {"nr": 20, "delay_ns": 1_000_000}
+    assert "sack_compression" in json.loads(emu_config._emulator_config(emu_config._plan(on)))["engine"]["flows"][1]
+    assert emu_config._plan(_emu_spec(base, seed=None, set=None)).sack_compression is None
+    mixed = {**base, "flows": [{"cc": "reno"}, {"cc": "reno", "sack_compression": True}]}
+    with pytest.raises(SpecError) as e:
+        _emu_spec(mixed, seed=None, set=None)
+    assert e.value.path == "flows[1].sack_compression"
