@@ -72,9 +72,8 @@ pub struct Receiver {
     last_hdr: cc::CcHeader,
     /// Delayed-ACK deadline (0 = not armed), ps.
     pub delack: Time,
-    /// SACK compression is on (Linux 4.18+; see the module doc).
-    sack_compression: bool,
-    /// Most ACKs held (`tcp_comp_sack_nr`).
+    /// Most ACKs held (`tcp_comp_sack_nr`); 0: SACK compression is off
+    /// (Linux 4.18+; see the module doc).
     comp_sack_nr: u32,
     /// The compressed-ACK timer's delay: min(`tcp_comp_sack_delay_ns`, RTT/20), ps.
     comp_sack_delay: Time,
@@ -119,7 +118,6 @@ impl Receiver {
             prev_codepoint: ECN_NOT_ECT,
             last_hdr: cc::CcHeader::default(),
             delack: 0,
-            sack_compression: false,
             comp_sack_nr: 0,
             comp_sack_delay: 0,
             compressed_ack: 0,
@@ -146,9 +144,14 @@ impl Receiver {
     /// `rtt`/20) (`tcp_comp_sack_delay_ns`, 5 % of the RTT; `rtt` is the
     /// flow's base RTT, see the module doc). `nr` = 0 leaves it off.
     pub fn set_sack_compression(&mut self, nr: u32, delay: Time, rtt: Time) {
-        self.sack_compression = nr > 0;
         self.comp_sack_nr = nr;
         self.comp_sack_delay = delay.min(rtt / 20);
+    }
+
+    /// Whether SACK compression is on.
+    #[inline]
+    fn compresses(&self) -> bool {
+        self.comp_sack_nr > 0
     }
 
     /// Linux `__tcp_ack_snd_check`'s SACK-compression branch, for an ACK due
@@ -323,7 +326,7 @@ impl Receiver {
                 ofo = !self.ooo.is_empty();
             }
         } else if k > self.rcv_nxt {
-            if self.sack_compression && self.compressed_ack > 0 && self.sack_block_rank(k) >= 2 {
+            if self.compresses() && self.compressed_ack > 0 && self.sack_block_rank(k) >= 2 {
                 // Linux tcp_sack_new_ofo_skb → tcp_sack_compress_send_ack.
                 self.send_ack();
             }
@@ -334,7 +337,7 @@ impl Receiver {
             immediate = true;
         }
         self.unacked += 1;
-        if self.sack_compression && ofo && !ecn_now && self.quick == 0 && self.hold_compressed(now) {
+        if self.compresses() && ofo && !ecn_now && self.quick == 0 && self.hold_compressed(now) {
             return;
         }
         if immediate || self.quick > 0 || self.unacked >= 2 {
@@ -385,7 +388,7 @@ impl Receiver {
             p.ece = self.demand_cwr;
         }
         p.hdr = self.last_hdr;
-        if self.sack_compression {
+        if self.compresses() {
             // Linux tcp_event_ack_sent: no ACK held any more, timer cancelled.
             self.compressed_ack = 0;
             self.comp_at = 0;
