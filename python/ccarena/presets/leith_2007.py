@@ -124,6 +124,15 @@ def swept_buffer(c: Campaign, runs: pd.DataFrame) -> list[float]:
     return out
 
 
+def run_windows(c: Campaign) -> pd.DataFrame:
+    """Per run, per flow of the two (0 the early, 1 the late) and per WINDOW_S window ``w`` (index
+    from 0): the flow's mean rate at the bottleneck ``r``, bit/s."""
+    return c.query(
+        f"SELECT run_id, flow, floor((time_s - 1e-9) / {WINDOW_S}) AS w, avg(rate_bps) AS r FROM flows "
+        "WHERE flow IN (0, 1) GROUP BY run_id, flow, w"
+    )
+
+
 def ensemble_windows(c: Campaign, key: str | None = None, by_buffer: bool = False) -> list[dict[str, Any]]:
     """Per value of the swept ``key`` (or per variant of flow group 0 when None), per buffer (with
     ``by_buffer``: ``buffer_bdp``, a fraction of the BDP) and per WINDOW_S window: the mean over the
@@ -132,10 +141,7 @@ def ensemble_windows(c: Campaign, key: str | None = None, by_buffer: bool = Fals
     runs = ok_runs(c)
     runs["variant"] = run_variants(c, runs) if key is None else [rounded(v) for v in runs[column(runs, key)]]
     runs["buffer_bdp"] = [rounded(b) for b in swept_buffer(c, runs)] if by_buffer else 0.0
-    df = c.query(
-        f"SELECT run_id, flow, floor((time_s - 1e-9) / {WINDOW_S}) AS w, avg(rate_bps) AS r FROM flows "
-        "WHERE flow IN (0, 1) GROUP BY run_id, flow, w"
-    ).merge(runs[["run_id", "variant", "buffer_bdp"]], on="run_id")
+    df = run_windows(c).merge(runs[["run_id", "variant", "buffer_bdp"]], on="run_id")
     out = []
     for (v, b, w), sub in df.groupby(["variant", "buffer_bdp", "w"], sort=True):
         early = sub[sub["flow"] == 0]["r"]
@@ -286,18 +292,20 @@ def window_growth(c: Campaign, t_from: float = GROWTH_FROM_S) -> list[dict[str, 
         "max(CASE WHEN flow = 1 THEN cwnd_pkts END) AS b FROM flows "
         f"WHERE flow IN (0, 1) AND time_s >= {t_from} GROUP BY run_id, time_s ORDER BY run_id, time_s"
     )
-    win = c.query(
-        f"SELECT run_id, floor((time_s - 1e-9) / {WINDOW_S}) AS w, "
-        "avg(CASE WHEN flow = 0 THEN rate_bps END) AS early, avg(CASE WHEN flow = 1 THEN rate_bps END) AS late "
-        "FROM flows WHERE flow IN (0, 1) GROUP BY run_id, w ORDER BY run_id, w"
+    win = (
+        run_windows(c)
+        .pivot_table(index=["run_id", "w"], columns="flow", values="r", aggfunc="first")
+        .reindex(columns=[0, 1])
+        .fillna(0.0)
+        .reset_index()
     )
     out = []
     for _, row in runs.iterrows():
-        ws = win[win["run_id"] == row["run_id"]]
+        ws = win[win["run_id"] == row["run_id"]].sort_values("w")
         joined = convergence_time(
             [
-                {"t_end_s": (w + 1) * WINDOW_S, "early_bps": float(e or 0.0), "late_bps": float(x or 0.0)}
-                for w, e, x in zip(ws["w"], ws["early"].fillna(0.0), ws["late"].fillna(0.0), strict=True)
+                {"t_end_s": (w + 1) * WINDOW_S, "early_bps": float(e), "late_bps": float(x)}
+                for w, e, x in zip(ws["w"], ws[0], ws[1], strict=True)
             ],
             LATE_START_S,
         )
