@@ -35,13 +35,36 @@ def _engine_flows(spec: Any) -> list[dict[str, Any]]:
     return list(spec.engine["flows"])
 
 
-def test_off_is_today_and_not_written() -> None:
-    spec = ccarena.load_spec(doc(sack_compression=False))
-    assert not {"sack_compression", "comp_sack_nr", "comp_sack_delay"} & set(spec.resolved["tcp"])
-    assert all("sack_compression" not in f for f in _engine_flows(spec))
-    assert _summary(ccarena.run(doc(sack_compression=False), figure=False)) == _summary(
-        ccarena.run(doc(), figure=False)
-    )
+def test_the_default_follows_the_hosts_era() -> None:
+    """On for today's Linux hosts (4.18 and later compress), off for Linux 2.6 hosts and without a
+    host table; a given value wins, is written to spec.toml, and the written file resolves the same."""
+    on = {"nr": 44, "delay_ns": 1_000_000}
+    today = ccarena.load_spec(doc())
+    assert _engine_flows(today)[0]["sack_compression"] == on
+    assert today.resolved["flows"][0]["sack_compression"] is True
+    assert "sack_compression" not in today.resolved["tcp"]
+    old = doc()
+    old["tcp"]["host"] = {"nic": "1Gbps", "era": "linux-2.6"}
+    no_host = doc()
+    del no_host["tcp"]["host"]
+    for d in (old, no_host):
+        spec = ccarena.load_spec(d)
+        assert all("sack_compression" not in f for f in _engine_flows(spec))
+        assert not {"sack_compression", "comp_sack_nr", "comp_sack_delay"} & set(spec.resolved["tcp"])
+        assert "sack_compression" not in spec.resolved["flows"][0]
+    # A group's own host decides for that group.
+    mixed = doc()
+    del mixed["tcp"]["host"]
+    mixed["flows"] = [{"cc": "cubic", "host": {"nic": "1Gbps", "era": "linux-today"}}, {"cc": "cubic"}]
+    assert [f.get("sack_compression") for f in _engine_flows(ccarena.load_spec(mixed))] == [on, None]
+    # Given off against the era: written, and spec.toml resolves to the same engine.
+    for d in (doc(sack_compression=False), {**doc(), "flows": [{"cc": "cubic", "sack_compression": False}]}):
+        spec = ccarena.load_spec(d)
+        assert all("sack_compression" not in f for f in _engine_flows(spec))
+        again = ccarena.load_spec({**spec.resolved, "name": "sc"})
+        assert _engine_flows(again) == _engine_flows(spec)
+    assert ccarena.load_spec(doc(sack_compression=False)).resolved["tcp"]["sack_compression"] is False
+    assert _summary(ccarena.run(doc(sack_compression=True), figure=False)) == _summary(ccarena.run(doc(), figure=False))
 
 
 def test_on_reaches_the_engine() -> None:
@@ -71,8 +94,8 @@ def _acks_in_recovery(folder: Path) -> tuple[int, int]:
 
 def test_fewer_acks_in_recovery(tmp_path: Path) -> None:
     measure = {"interval": "10ms", "packets": ["0s", "1s"]}
-    ccarena.run(doc(), measure=measure, out=tmp_path / "off", figure=False)
-    ccarena.run(doc(sack_compression=True), measure=measure, out=tmp_path / "on", figure=False)
+    ccarena.run(doc(sack_compression=False), measure=measure, out=tmp_path / "off", figure=False)
+    ccarena.run(doc(), measure=measure, out=tmp_path / "on", figure=False)
     d_off, a_off = _acks_in_recovery(tmp_path / "off")
     d_on, a_on = _acks_in_recovery(tmp_path / "on")
     assert d_off / a_off < 1.5, "today: about one ACK per out-of-order segment"
@@ -99,3 +122,6 @@ def test_the_emulator_takes_one_setting_for_every_receiver() -> None:
     with pytest.raises(SpecError) as e:
         _emu_spec(mixed, seed=None, set=None)
     assert e.value.path == "flows[1].sack_compression"
+    # Today's hosts turn it on: the emulator then writes the kernel's own defaults.
+    today = {**base, "tcp": {"host": {"nic": "1Gbps", "era": "linux-today"}}}
+    assert emu_config._plan(_emu_spec(today, seed=None, set=None)).sack_compression == {"nr": 44, "delay_ns": 1_000_000}

@@ -15,7 +15,7 @@ from typing import Any
 from . import fields as F
 from .distributions import start_dist, start_stop
 from .errors import SpecError
-from .host import host
+from .host import Host, host
 from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
 from .tcp import AccEcn, TcpDefaults, accecn_setting, ecn_setting, init_cwnd, mss, sack_compression_setting
 from .units import describe, format_bytes, format_rate, format_time
@@ -137,8 +137,11 @@ class _TcpSettings:
     sack_compression: dict[str, Any] | None = None
 
 
-def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, algo: Mapping[str, Any]) -> _TcpSettings:
-    """The group's TCP settings: its own keys, else ``[tcp]``, else the algorithm's needs."""
+def _tcp_settings(
+    g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, algo: Mapping[str, Any], h: Host | None
+) -> _TcpSettings:
+    """The group's TCP settings: its own keys, else ``[tcp]``, else the algorithm's needs or the
+    group's host ``h``."""
     mss_ = mss(g["mss"], F.join(path, "mss"), tcp.header) if "mss" in g else tcp.mss
     icw = init_cwnd(g["init_cwnd"], F.join(path, "init_cwnd")) if "init_cwnd" in g else tcp.init_cwnd
     rwnd = F.byte_count(g["rwnd"], F.join(path, "rwnd")) if "rwnd" in g else tcp.rwnd
@@ -157,7 +160,8 @@ def _tcp_settings(g: Mapping[str, Any], path: str, cc: str, tcp: TcpDefaults, al
     else:
         recovery = tcp.recovery if tcp.recovery is not None else str(algo["default_recovery"])
     ecn, acc = accecn_setting(g, path, tcp, algo, ecn_setting(g, path, tcp, algo))
-    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc, sack_compression_setting(g, path, tcp))
+    sc = sack_compression_setting(g, path, tcp, h is not None and h.today)
+    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc, sc)
 
 
 def flow_group(
@@ -177,8 +181,9 @@ def flow_group(
     flow_reverse = F.boolean(g["reverse"], F.join(path, "reverse")) if "reverse" in g else False
     rtt_ns = _rtt(g, path, topo_rtt_ns)
     app, size, app_rate = _app(g, path)
+    h = host(g["host"], F.join(path, "host"), tcp.host) if "host" in g else tcp.host
     # An algorithm of an entry point is registered by resolve_cc, after ``algos`` was read.
-    s = _tcp_settings(g, path, cc, tcp, algos[cc] if cc in algos else F.algorithms()[cc])
+    s = _tcp_settings(g, path, cc, tcp, algos[cc] if cc in algos else F.algorithms()[cc], h)
 
     r: dict[str, Any] = {"cc": cc, "count": count}
     if cc_params:
@@ -205,7 +210,8 @@ def flow_group(
     r.update(s.accecn.resolved())
     if s.sack_compression is not None:
         r["sack_compression"] = True
-    h = host(g["host"], F.join(path, "host"), tcp.host) if "host" in g else tcp.host
+    elif h is not None and h.today:
+        r["sack_compression"] = False  # against the era's default
     if h is not None:
         r["host"] = h.resolved()
 

@@ -372,8 +372,7 @@ TCP = _t(
             "(at most comp_sack_nr) for min(comp_sack_delay, 5 % of the base RTT) and send one with the "
             "current SACK blocks; false: every out-of-order segment is acknowledged at once. The emu backend sets "
             "a given value in the receivers' namespace (one for every group) and otherwise leaves the kernel's own "
-            "(on)",
-            default=False,
+            "(on). Default: on where the hosts are today's Linux (host.era = \"linux-today\"), else off",
         ),
         "comp_sack_nr": Field("int", "with sack_compression, most ACKs held (Linux tcp_comp_sack_nr; 0: none held)",
                               default=44, lo=0, hi=255),

@@ -31,7 +31,8 @@ class TcpDefaults:
     accecn: bool = False
     receiver_accecn: bool = True
     accecn_option: bool = True
-    sack_compression: bool = False
+    sack_compression: bool | None = None
+    """None: not given, so each group's host era decides (see ``sack_compression_setting``)."""
     comp_sack_nr: int = 44
     comp_sack_delay_ns: int = 1_000_000
 
@@ -47,8 +48,8 @@ class TcpDefaults:
             out["ecn"] = True
         out.update(AccEcn(self.accecn, self.receiver_accecn, self.accecn_option).resolved())
         # Only what differs from the defaults, so that a file without them resolves as before.
-        if self.sack_compression:
-            out["sack_compression"] = True
+        if self.sack_compression is not None:
+            out["sack_compression"] = self.sack_compression
         if self.comp_sack_nr != TCP.default("comp_sack_nr"):
             out["comp_sack_nr"] = self.comp_sack_nr
         if format_time(self.comp_sack_delay_ns) != format_time(F.time(TCP.default("comp_sack_delay"), "")):
@@ -127,15 +128,18 @@ def accecn_setting(
     return ecn, AccEcn(accecn, receiver, option)
 
 
-def sack_compression_setting(t: Mapping[str, Any], path: str, tcp: TcpDefaults) -> dict[str, Any] | None:
+def sack_compression_setting(t: Mapping[str, Any], path: str, tcp: TcpDefaults, today: bool) -> dict[str, Any] | None:
     """The group's SACK compression (Linux 4.18+, net/ipv4/tcp_input.c): the engine's
-    ``sack_compression`` value, or None when off (the table's key, else ``[tcp]``'s). ``comp_sack_nr``
-    0 is passed on: the receiver then holds nothing, and the emu backend writes it to the kernel."""
-    on = (
-        F.boolean(t["sack_compression"], F.join(path, "sack_compression"))
-        if "sack_compression" in t
-        else tcp.sack_compression
-    )
+    ``sack_compression`` value, or None when off (the table's key, else ``[tcp]``'s, else on for a
+    group whose hosts are today's Linux, ``today``, and off otherwise: Linux 2.6 had none).
+    ``comp_sack_nr`` 0 is passed on: the receiver then holds nothing, and the emu backend writes it
+    to the kernel."""
+    if "sack_compression" in t:
+        on = F.boolean(t["sack_compression"], F.join(path, "sack_compression"))
+    elif tcp.sack_compression is not None:
+        on = tcp.sack_compression
+    else:
+        on = today
     if not on:
         return None
     return {"nr": tcp.comp_sack_nr, "delay_ns": tcp.comp_sack_delay_ns}
@@ -158,7 +162,7 @@ def tcp(raw: dict[str, Any]) -> TcpDefaults:
     accecn = F.boolean(t.get("accecn", TCP.default("accecn")), "tcp.accecn")
     receiver = F.boolean(t.get("receiver_accecn", TCP.default("receiver_accecn")), "tcp.receiver_accecn")
     option = F.boolean(t.get("accecn_option", TCP.default("accecn_option")), "tcp.accecn_option")
-    sc = F.boolean(t.get("sack_compression", TCP.default("sack_compression")), "tcp.sack_compression")
+    sc = F.boolean(t["sack_compression"], "tcp.sack_compression") if "sack_compression" in t else None
     sc_nr = F.integer(t.get("comp_sack_nr", TCP.default("comp_sack_nr")), "tcp.comp_sack_nr", 0, 255)
     sc_delay = F.time(t.get("comp_sack_delay", TCP.default("comp_sack_delay")), "tcp.comp_sack_delay")
     return TcpDefaults(
