@@ -322,3 +322,23 @@ def test_the_host_variant_puts_every_flow_of_a_testbed_preset_behind_a_1gbps_nic
     assert not get("D1").testbed
     with pytest.raises(PresetUnavailable, match="D1 did not run on a testbed"):
         reproduce(get("D1"), quick=True, backend="host")
+
+
+RECEIVERS_BEFORE_SACK_COMPRESSION = {"A", "B", "C", "D", "F1"}
+"""Presets whose papers' receivers did not compress SACKs: ns-2's (A1, D), Linux 2.6 testbeds (A2-A4,
+B, C) and Copa's (NSDI 2018, before Linux 4.18 brought SACK compression). The E series (Linux 6.x)
+and F2/F3 (today's stacks) keep the default, today's Linux receivers."""
+
+
+@pytest.mark.parametrize("preset_id", [p.id for p in PRESETS])
+def test_receivers_compress_sacks_only_where_the_papers_did(preset_id: str) -> None:
+    from ccarena.campaign.campaign import plan
+
+    off = preset_id[0] in RECEIVERS_BEFORE_SACK_COMPRESSION or preset_id in RECEIVERS_BEFORE_SACK_COMPRESSION
+    p = get(preset_id)
+    # The host variant exists for testbed papers; the kernel form for B5, C3 and the E series.
+    for backend in ("sim", *(("host",) if p.testbed else ()), *(("emu",) if p.kernel or preset_id[0] == "E" else ())):
+        g, _ = plan(p.document(backend=backend))
+        flows = [f for r in g.runs for f in r.spec.engine.flows]
+        assert flows
+        assert all((f.sack_compression is None) == off for f in flows), (preset_id, backend)

@@ -10,7 +10,10 @@ recovery it already reduced for (Linux tcp_enter_loss; crates/sim/src/tcp/
 sender.rs, on_rto), which moved that run's second flow from 30 to 13
 retransmissions; and spec.toml's for CUBIC's resolved parameters gaining
 max_increment = 0 (CUBIC v2.0's growth cap, off), every result file
-unchanged. A change that alters any number
+unchanged; and for the receivers' SACK compression becoming the default (as
+today's Linux receivers do): quickstart's results moved, while the two 2007
+files turn it off as their testbeds' receivers had it, so only their spec.toml
+changed. A change that alters any number
 in summary.json or any value, name or type of a Parquet column fails here;
 a change meant to alter results must update the digests and say why.
 

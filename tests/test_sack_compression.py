@@ -35,29 +35,25 @@ def _engine_flows(spec: Any) -> list[dict[str, Any]]:
     return list(spec.engine["flows"])
 
 
-def test_the_default_follows_the_hosts_era() -> None:
-    """On for today's Linux hosts (4.18 and later compress), off for Linux 2.6 hosts and without a
-    host table; a given value wins, is written to spec.toml, and the written file resolves the same."""
+def test_on_by_default_as_today_s_linux_and_off_behind_linux_2_6_hosts() -> None:
+    """On by default (Linux 4.18 and later compress), off for groups whose hosts are Linux 2.6's; a
+    given value wins, is written to spec.toml, and the written file resolves the same."""
     on = {"nr": 44, "delay_ns": 1_000_000}
-    today = ccarena.load_spec(doc())
-    assert _engine_flows(today)[0]["sack_compression"] == on
-    assert today.resolved["flows"][0]["sack_compression"] is True
-    assert "sack_compression" not in today.resolved["tcp"]
     old = doc()
     old["tcp"]["host"] = {"nic": "1Gbps", "era": "linux-2.6"}
     no_host = doc()
     del no_host["tcp"]["host"]
-    for d in (old, no_host):
+    for d, want in ((doc(), on), (no_host, on), (old, None)):
         spec = ccarena.load_spec(d)
-        assert all("sack_compression" not in f for f in _engine_flows(spec))
+        assert _engine_flows(spec)[0].get("sack_compression") == want
+        assert spec.resolved["flows"][0]["sack_compression"] is (want is not None)
         assert not {"sack_compression", "comp_sack_nr", "comp_sack_delay"} & set(spec.resolved["tcp"])
-        assert "sack_compression" not in spec.resolved["flows"][0]
     # A group's own host decides for that group.
     mixed = doc()
     del mixed["tcp"]["host"]
-    mixed["flows"] = [{"cc": "cubic", "host": {"nic": "1Gbps", "era": "linux-today"}}, {"cc": "cubic"}]
-    assert [f.get("sack_compression") for f in _engine_flows(ccarena.load_spec(mixed))] == [on, None]
-    # Given off against the era: written, and spec.toml resolves to the same engine.
+    mixed["flows"] = [{"cc": "cubic", "host": {"nic": "1Gbps"}}, {"cc": "cubic"}]
+    assert [f.get("sack_compression") for f in _engine_flows(ccarena.load_spec(mixed))] == [None, on]
+    # Given off: written, and spec.toml resolves to the same engine.
     for d in (doc(sack_compression=False), {**doc(), "flows": [{"cc": "cubic", "sack_compression": False}]}):
         spec = ccarena.load_spec(d)
         assert all("sack_compression" not in f for f in _engine_flows(spec))
@@ -104,7 +100,7 @@ def test_fewer_acks_in_recovery(tmp_path: Path) -> None:
 
 def test_the_emulator_takes_one_setting_for_every_receiver() -> None:
     """The kernel's receivers share one namespace and one tcp_comp_sack_nr: the emu backend writes
-    the file's setting there, and refuses flow groups that differ, naming the group."""
+    the file's setting there (0 when off), and refuses flow groups that differ, naming the group."""
     from ccarena.backends.emu import config as emu_config
     from ccarena.runner import _emu_spec
 
@@ -117,11 +113,11 @@ def test_the_emulator_takes_one_setting_for_every_receiver() -> None:
     on = _emu_spec({**base, "tcp": {"sack_compression": True, "comp_sack_nr": 20}}, seed=None, set=None)
     assert emu_config._plan(on).sack_compression == {"nr": 20, "delay_ns": 1_000_000}
     assert "sack_compression" in json.loads(emu_config._emulator_config(emu_config._plan(on)))["engine"]["flows"][1]
-    assert emu_config._plan(_emu_spec(base, seed=None, set=None)).sack_compression is None
-    mixed = {**base, "flows": [{"cc": "reno"}, {"cc": "reno", "sack_compression": True}]}
+    # By default on with the kernel's own values; off (None) has the receivers' namespace hold none.
+    assert emu_config._plan(_emu_spec(base, seed=None, set=None)).sack_compression == {"nr": 44, "delay_ns": 1_000_000}
+    off = _emu_spec({**base, "tcp": {"sack_compression": False}}, seed=None, set=None)
+    assert emu_config._plan(off).sack_compression is None
+    mixed = {**base, "flows": [{"cc": "reno"}, {"cc": "reno", "sack_compression": False}]}
     with pytest.raises(SpecError) as e:
         _emu_spec(mixed, seed=None, set=None)
     assert e.value.path == "flows[1].sack_compression"
-    # Today's hosts turn it on: the emulator then writes the kernel's own defaults.
-    today = {**base, "tcp": {"host": {"nic": "1Gbps", "era": "linux-today"}}}
-    assert emu_config._plan(_emu_spec(today, seed=None, set=None)).sack_compression == {"nr": 44, "delay_ns": 1_000_000}

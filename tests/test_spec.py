@@ -80,6 +80,7 @@ def test_valid_file_resolves_with_defaults(tmp_path: Path) -> None:
         "init_cwnd": 10,
         "pacing": False,
         "recovery": "prr",
+        "sack_compression": True,
     }
     # Every CUBIC parameter is filled in, the given one kept.
     defaults = {p["name"]: p["default"] for a in _core.cc_algorithms() if a["name"] == "cubic" for p in a["params"]}
@@ -96,6 +97,7 @@ def test_valid_file_resolves_with_defaults(tmp_path: Path) -> None:
     assert f2["start_ns"] == 1_000_000_000 and f2["stop_ns"] is None and f2["rtt_ns"] == 20_000_000
     assert f2["mss"] == 1448 and f2["header_bytes"] == 52 and f2["init_cwnd"] == 10
     assert f2["recovery"] == "prr" and f2["app"] == "bulk" and f2["params"]["beta"] == 0.5
+    assert f2["sack_compression"] == {"nr": 44, "delay_ns": 1_000_000}  # today's Linux receivers
 
 
 def test_resolved_spec_round_trips(tmp_path: Path) -> None:

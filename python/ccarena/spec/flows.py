@@ -160,7 +160,7 @@ def _tcp_settings(
     else:
         recovery = tcp.recovery if tcp.recovery is not None else str(algo["default_recovery"])
     ecn, acc = accecn_setting(g, path, tcp, algo, ecn_setting(g, path, tcp, algo))
-    sc = sack_compression_setting(g, path, tcp, h is not None and h.today)
+    sc = sack_compression_setting(g, path, tcp, h.era if h is not None else None)
     return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc, sc)
 
 
@@ -208,10 +208,7 @@ def flow_group(
     if s.ecn:
         r["ecn"] = True
     r.update(s.accecn.resolved())
-    if s.sack_compression is not None:
-        r["sack_compression"] = True
-    elif h is not None and h.today:
-        r["sack_compression"] = False  # against the era's default
+    r["sack_compression"] = s.sack_compression is not None
     if h is not None:
         r["host"] = h.resolved()
 

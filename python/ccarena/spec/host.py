@@ -23,8 +23,10 @@ next ACK is due within min(srtt/2, 1 ms) and the sender is not in recovery (``ts
 apply). TCP Small Queues (``tcp_small_queue_check``): a sender stops handing data down while the
 truesize of its data in the host queue and NIC exceeds the larger of two super-packets and 1 ms of
 its pacing rate, for an unpaced socket at most ``tsq_limit`` (``tcp_limit_output_bytes``, 1 MiB);
-it resumes when its packets leave the NIC. Its receivers compress SACKs as Linux's do since 4.18
-(``sack_compression`` is on unless the file turns it off; Linux 2.6 had none).
+it resumes when its packets leave the NIC.
+
+The era also sets the receivers' default ``sack_compression``: off with ``linux-2.6`` (SACK
+compression came with Linux 4.18), on with ``linux-today`` as without a host table.
 
 Deviation from Linux: a packet the host queue cannot take is dropped and retransmitted like any
 loss; Linux instead refuses it locally and reduces the window (``tcp_enter_cwr``) without a loss.

@@ -371,8 +371,9 @@ TCP = _t(
             "with data held above a hole, after three duplicate ACKs per cumulative ACK they hold further ACKs "
             "(at most comp_sack_nr) for min(comp_sack_delay, 5 % of the base RTT) and send one with the "
             "current SACK blocks; false: every out-of-order segment is acknowledged at once. The emu backend sets "
-            "a given value in the receivers' namespace (one for every group) and otherwise leaves the kernel's own "
-            "(on). Default: on where the hosts are today's Linux (host.era = \"linux-today\"), else off",
+            "the same in the receivers' namespace (tcp_comp_sack_nr 0 when off; one setting for every group). "
+            "Default: on, as today's Linux receivers do, but off where the hosts are Linux 2.6's "
+            "(host.era = \"linux-2.6\", which had none)",
         ),
         "comp_sack_nr": Field("int", "with sack_compression, most ACKs held (Linux tcp_comp_sack_nr; 0: none held)",
                               default=44, lo=0, hi=255),
@@ -412,7 +413,8 @@ FLOW = _t(
         "receiver_accecn": Field("bool", "the receivers support AccECN (default: tcp.receiver_accecn)"),
         "accecn_option": Field("bool", "with AccECN, ACKs carry the AccECN option (default: tcp.accecn_option)"),
         "sack_compression": Field("bool", "the receivers compress SACKs as Linux's do since 4.18 "
-                                  "(default: tcp.sack_compression; tcp.comp_sack_nr and tcp.comp_sack_delay apply)"),
+                                  "(default: tcp.sack_compression, else on unless the group's host is Linux 2.6's; "
+                                  "tcp.comp_sack_nr and tcp.comp_sack_delay apply)"),
         "host": Field("table", "the senders' host: NIC rate, host queue and TSO (default: tcp.host; none)",
                       table=HOST),
     },

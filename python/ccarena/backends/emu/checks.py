@@ -339,7 +339,7 @@ def check_spec(spec: Spec) -> None:
         raise SpecError(
             f"flows[{max(compress.values())}].sack_compression",
             "the emu backend's receivers share one network namespace, so one SACK compression setting for every "
-            "flow group (tcp.sack_compression; hosts of era linux-today turn it on)",
+            "flow group (tcp.sack_compression; off by default behind Linux 2.6 hosts)",
         )
     seen: set[int] = set()
     for ef, gi in zip(eng.flows, spec.flow_groups, strict=True):

@@ -91,8 +91,6 @@ _SYSCTLS = (
     "net.ipv4.tcp_slow_start_after_idle",
     "net.ipv4.tcp_no_metrics_save",
     "net.ipv4.tcp_autocorking",
-    "net.ipv4.tcp_comp_sack_nr",
-    "net.ipv4.tcp_comp_sack_delay_ns",
     "net.ipv4.tcp_limit_output_bytes",
     "net.ipv4.tcp_min_tso_segs",
     "net.ipv4.tcp_tso_win_divisor",
@@ -107,6 +105,9 @@ _SYSCTLS = (
     "net.ipv4.tcp_rto_min_us",
     "net.core.default_qdisc",
 )
+
+_RECEIVER_SYSCTLS = ("net.ipv4.tcp_comp_sack_nr", "net.ipv4.tcp_comp_sack_delay_ns")
+"""Sysctls that act on the receivers: read in their namespace (the others in the senders')."""
 """Recorded from the senders' namespace (what the kernel's TCP ran with)."""
 
 class EmuUnavailable(RuntimeError):

@@ -69,8 +69,8 @@ class _Plan:
 
     @property
     def sack_compression(self) -> dict[str, int] | None:
-        """The receivers' SACK compression the file sets ({nr, delay_ns}, one for every flow: see
-        checks.py), or None: the kernel keeps its own."""
+        """The receivers' SACK compression ({nr, delay_ns}, one for every flow: see checks.py), or None
+        when the file's receivers do not compress (the kernel's are then set to hold none)."""
         sc = self.spec.engine.flows[0].sack_compression if self.spec.engine.flows else None
         return None if sc is None else {"nr": int(sc["nr"]), "delay_ns": int(sc["delay_ns"])}
 

@@ -13,7 +13,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, Self
 
-from .common import _SYSCTLS, ADDR_SND, BATCH_NS, DEV_RCV, DEV_SND, NS_RCV, NS_SND, OFFLOAD, STATE_FILE
+from .common import (
+    _RECEIVER_SYSCTLS,
+    _SYSCTLS,
+    ADDR_SND,
+    BATCH_NS,
+    DEV_RCV,
+    DEV_SND,
+    NS_RCV,
+    NS_SND,
+    OFFLOAD,
+    STATE_FILE,
+)
 from .config import SETUP_TIMEOUT_S, _emulator_config, _Plan, socket_buffer_max
 from .namespaces import (
     _ip,
@@ -75,11 +86,12 @@ class Testbed:
                 _write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")
                 _write_sysctl("net.ipv4.tcp_timestamps", "1" if plan.timestamps else "0")
                 _write_sysctl("net.ipv4.tcp_no_metrics_save", "1")
-                if ns == NS_RCV and plan.sack_compression is not None:
-                    # The file's SACK compression (checks.py: one setting for all); without it the
-                    # kernel keeps its own (on since Linux 4.18).
-                    _write_sysctl("net.ipv4.tcp_comp_sack_nr", str(plan.sack_compression["nr"]))
-                    _write_sysctl("net.ipv4.tcp_comp_sack_delay_ns", str(plan.sack_compression["delay_ns"]))
+                if ns == NS_RCV:
+                    # The receivers compress SACKs as the file's do (checks.py: one setting for all).
+                    sc = plan.sack_compression
+                    _write_sysctl("net.ipv4.tcp_comp_sack_nr", str(sc["nr"]) if sc is not None else "0")
+                    if sc is not None:
+                        _write_sysctl("net.ipv4.tcp_comp_sack_delay_ns", str(sc["delay_ns"]))
                 for name in ("net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem"):
                     lo, default, high = _read_sysctls((name,))[name].split()
                     if int(high) < need:
@@ -116,6 +128,8 @@ class Testbed:
         _ip("-n", NS_RCV, "route", "replace", f"{ADDR_SND}/32", "dev", DEV_RCV, "initrwnd", str(initrwnd))
         with _netns(NS_SND):
             self.sysctls = _read_sysctls(_SYSCTLS)
+        with _netns(NS_RCV):
+            self.sysctls.update(_read_sysctls(_RECEIVER_SYSCTLS))
         self.offload = _offload_settings()
 
     def _read_line(self, timeout: float) -> str:
