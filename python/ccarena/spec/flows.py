@@ -160,8 +160,7 @@ def _tcp_settings(
     else:
         recovery = tcp.recovery if tcp.recovery is not None else str(algo["default_recovery"])
     ecn, acc = accecn_setting(g, path, tcp, algo, ecn_setting(g, path, tcp, algo))
-    sc = sack_compression_setting(g, path, tcp, h.era if h is not None else None)
-    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc, sc)
+    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc, sack_compression_setting(g, path, tcp, h))
 
 
 def flow_group(

@@ -128,18 +128,19 @@ def accecn_setting(
     return ecn, AccEcn(accecn, receiver, option)
 
 
-def sack_compression_setting(t: Mapping[str, Any], path: str, tcp: TcpDefaults, era: str | None) -> dict[str, Any] | None:
+def sack_compression_setting(
+    t: Mapping[str, Any], path: str, tcp: TcpDefaults, h: Host | None
+) -> dict[str, Any] | None:
     """The group's SACK compression (Linux 4.18+, net/ipv4/tcp_input.c): the engine's
     ``sack_compression`` value, or None when off (the table's key, else ``[tcp]``'s, else on, as
-    today's Linux receivers do, unless the group's hosts are Linux 2.6's: ``era``, None without a
-    host). ``comp_sack_nr`` 0 is passed on: the receiver then holds nothing, and the emu backend
-    writes it to the kernel."""
+    today's Linux receivers do, unless the group's host ``h`` is Linux 2.6's). ``comp_sack_nr`` 0
+    is passed on: the receiver then holds nothing, and the emu backend writes it to the kernel."""
     if "sack_compression" in t:
         on = F.boolean(t["sack_compression"], F.join(path, "sack_compression"))
     elif tcp.sack_compression is not None:
         on = tcp.sack_compression
     else:
-        on = era != "linux-2.6"
+        on = h is None or h.today
     if not on:
         return None
     return {"nr": tcp.comp_sack_nr, "delay_ns": tcp.comp_sack_delay_ns}

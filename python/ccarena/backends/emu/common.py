@@ -105,10 +105,10 @@ _SYSCTLS = (
     "net.ipv4.tcp_rto_min_us",
     "net.core.default_qdisc",
 )
+"""Recorded from the senders' namespace (what the kernel's TCP ran with)."""
 
 _RECEIVER_SYSCTLS = ("net.ipv4.tcp_comp_sack_nr", "net.ipv4.tcp_comp_sack_delay_ns")
-"""Sysctls that act on the receivers: read in their namespace (the others in the senders')."""
-"""Recorded from the senders' namespace (what the kernel's TCP ran with)."""
+"""Recorded from the receivers' namespace: they act on the receivers (set there by testbed.py)."""
 
 class EmuUnavailable(RuntimeError):
     """The emulation backend cannot run here (not root, no TUN, no emulator binary, busy)."""
