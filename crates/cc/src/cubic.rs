@@ -32,9 +32,12 @@
 //! cwnd·HZ·8/(10·max_increment·delay_min)`, i.e. at most n packets per RTT
 //! per 100 ms of minimum RTT (v2.0 and BIC before it: n = 16). Sources: Linux
 //! 2.6.13–2.6.18 `tcp_cubic.c` (`max_increment = 16`, comment "max increment
-//! = Smax * rtt / 0.1"), its parent `tcp_bic.c` (`max_increment = 16`, BIC's
-//! Smax), `loss-based.md` §1.8 ("History kept for reproducibility"). With
-//! `scaling_bug_2_6_18` the bug's own (unscaled) cap applies instead.
+//! = Smax * rtt / 0.1"), the same v2.0 code in Linux 2.6.20's and 2.6.21's
+//! `tcp_cubic.c` (the cap applied whenever delay_min is known, beside the
+//! scaling fix; 2.6.22's v2.1 no longer applies it), its parent `tcp_bic.c`
+//! (`max_increment = 16`, BIC's Smax), `loss-based.md` §1.8 ("History kept
+//! for reproducibility"). With `scaling_bug_2_6_18` the bug's own (unscaled)
+//! cap applies instead.
 //!
 //! `scaling_bug_2_6_18 = true` (Linux mode only) reproduces CUBIC v2.0 as
 //! shipped up to 2.6.18 (fixed for 2.6.19 and 2.6.18.x stable): the cubic
@@ -187,7 +190,7 @@ pub static PARAMS: &[ParamSpec] = &[
         name: "max_increment",
         kind: ParamKind::Int { min: 0, max: 1_000_000 },
         default: ParamDefault::Int(0),
-        doc: "CUBIC v2.0 growth cap (Linux 2.6.13-2.6.18 tcp_cubic.c max_increment=16, inherited from BIC's Smax): at most this many packets per RTT per 100 ms of min RTT, min_cnt = cwnd*HZ*8/(10*max_increment*delay_min) with delay_min in HZ/8; linux mode only, ignored with scaling_bug_2_6_18 (which has its own cap); 0 = off (v2.3)",
+        doc: "CUBIC v2.0 growth cap (Linux 2.6.13-2.6.21 tcp_cubic.c max_increment=16, dropped in 2.6.22, inherited from BIC's Smax): at most this many packets per RTT per 100 ms of min RTT, min_cnt = cwnd*HZ*8/(10*max_increment*delay_min) with delay_min in HZ/8; linux mode only, ignored with scaling_bug_2_6_18 (which has its own cap); 0 = off (v2.3)",
     },
     ParamSpec {
         name: "scaling_bug_2_6_18",

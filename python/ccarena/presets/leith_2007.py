@@ -3,10 +3,13 @@
 The slides' claims are on the slides named in each preset's ``where`` and on the summary slide.
 Their tests ran the CUBIC of Linux 2.6.19-2.6.21 ("most recent version", slide "Some minor
 practical issues"), whose backoff is 0.8 (slide "Source of slow convergence"), which had no
-HyStart, and whose first slow start ended at 100 packets (the module's initial_ssthresh before
-2.6.22): ccarena's ``cubic`` with ``beta = 0.8, hystart = false, initial_ssthresh = 100``,
-labelled "CUBIC 2.6" here. Today's Linux CUBIC (backoff 0.7, HyStart) runs beside it where the
-presets say so.
+HyStart, whose first slow start ended at 100 packets (the module's initial_ssthresh before
+2.6.22), and which capped growth at 16 packets per RTT per 100 ms of minimum RTT (CUBIC v2.0's
+max_increment, in 2.6.20's and 2.6.21's tcp_cubic.c; 2.6.22 dropped it): ccarena's ``cubic``
+with ``beta = 0.8, hystart = false, initial_ssthresh = 100, max_increment = 16``, labelled
+"CUBIC 2.6" here. The kernel forms (B5) run the kernel's tcp_cubic with the same module
+settings and no cap (:data:`CUBIC_26_KERNEL`). Today's Linux CUBIC (backoff 0.7, HyStart) runs
+beside it where the presets say so.
 
 Rhee's rebuttal (C1-C4, :mod:`.rhee_2007`) disputes B2, B3, B4, B5 and B6; the disputes are
 settled on both sides' campaigns (:mod:`.disputes`).
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "B_SERIES",
+    "CUBIC_26_KERNEL",
     "SLOW_S",
     "convergence_time",
     "longest_unfair_s",
@@ -41,7 +45,8 @@ __all__ = [
 def variant(cc: str, params: Mapping[str, Any] | None = None) -> str:
     """A readable name of an algorithm with its parameters as a run's spec.toml resolves them:
     "CUBIC 2.6" for backoff 0.8 without HyStart (Linux 2.6.19-2.6.21's defaults; the campaign
-    files also set its initial ssthresh of 100, which the name does not read), "CUBIC (Linux
+    files also set its initial ssthresh of 100 and growth cap, which the name does not read),
+    "CUBIC (Linux
     today)" for backoff 0.7 with HyStart, "CUBIC, backoff B" otherwise; ", fast convergence off"
     added when it is."""
     p = dict(params or {})
@@ -920,7 +925,9 @@ def b6_figure(c: Campaign) -> Any:
     return rtt_ratio_figure(rtt_records(c), "16 ms flow / 160 ms flow")
 
 
-_CUBIC_26 = {"beta": 0.8, "hystart": False, "initial_ssthresh": 100}
+CUBIC_26_KERNEL = {"beta": 0.8, "hystart": False, "initial_ssthresh": 100}
+"""CUBIC 2.6's settings as the kernel's tcp_cubic takes them (module parameters): its code is v2.3,
+which has no growth cap, so ``max_increment`` is left out."""
 
 B_SERIES = [
     Preset(
@@ -1063,7 +1070,7 @@ B_SERIES = [
             "sweep.topology.bottleneck.rate": ["10Mbps", "250Mbps"],
             "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.05bdp", "0.1bdp", "0.2bdp", "0.3bdp"],
             "sweep.flows[0].cc": ["cubic"],
-            "sweep.flows[0].params": [_CUBIC_26],
+            "sweep.flows[0].params": [CUBIC_26_KERNEL],
             "sweep.repeat": 1,
         },
         quick={

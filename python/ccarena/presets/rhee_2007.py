@@ -3,8 +3,9 @@ four disputes between the two papers.
 
 The rebuttal's numbered items answer the slides of B (:mod:`.leith_2007`); each preset tests
 the rebuttal's claim on its own setup, and each dispute puts both sides' results together. The
-CUBIC of both papers is Linux 2.6's (backoff 0.8, no HyStart, initial ssthresh 100): "CUBIC 2.6"
-here.
+CUBIC of both papers is Linux 2.6's (backoff 0.8, no HyStart, initial ssthresh 100, v2.0's
+growth cap): "CUBIC 2.6" here; C3's kernel form runs the kernel's tcp_cubic with the same module
+settings and no cap, which its v2.3 code no longer has.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .common import RHEE, mean_where, ok_runs, rounded
 from .figures import new_figure
 from .leith_2007 import (
     B2_BUFFERS,
+    CUBIC_26_KERNEL,
     HALF_BACKOFF,
     LOW_UTILISATION,
     OLD_OFFSET_S,
@@ -872,7 +874,7 @@ C_SERIES = [
         judge=c3_judge,
         kernel={
             "sweep.flows[0].cc": ["cubic"],
-            "sweep.flows[0].params": [{"beta": 0.8, "hystart": False, "initial_ssthresh": 100}],
+            "sweep.flows[0].params": [CUBIC_26_KERNEL],
             "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.05bdp"],
             "sweep.repeat": 4,
         },
