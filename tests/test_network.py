@@ -265,6 +265,30 @@ def test_xcp_on_every_hop_gives_every_flow_its_max_min_share() -> None:
         assert g == pytest.approx(w, rel=0.05)
 
 
+XCP_EQUAL_LOT = (
+    "measured (Mbit/s, second half of 30 s): 3 hops long 4.62, cross 5.21-5.31 (-7.6 % to +6.1 % of the max-min 5); "
+    "5 hops long 4.64, cross 5.19-5.29 (-7.2 % to +5.7 %). The same lots at 100 Mbit/s give the long flow 49.48 "
+    "and 49.50 of 50 (-1.0 %), the cross flows 50.26-50.40: at 10 Mbit/s the windows are a few packets (the cross "
+    "flows' about 9 at 20 ms), where XCP's per-packet feedback falls short, as in the uneven lot's 7 % (cause not "
+    "traced further)"
+)
+
+
+@pytest.mark.parametrize("hops", [
+    pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=XCP_EQUAL_LOT)),
+    pytest.param(5, marks=pytest.mark.xfail(strict=True, reason=XCP_EQUAL_LOT)),
+])  # fmt: skip
+def test_xcp_on_the_equal_lot_gives_every_flow_its_max_min_share(hops: int) -> None:
+    # The Reno lots' parking lot (10 Mbit/s hops, starts spread over 1 s) with XCP on every hop; the
+    # issue's tolerance: every flow within 5 % of its max-min share, found by water-filling.
+    s = ccarena.run(lot(hops, cc="xcp", qdisc="xcp", secs=30)).summary
+    names = [f"hop{h + 1}" for h in range(hops)]
+    want = water_filling(dict.fromkeys(names, 10e6), [names, *([n] for n in names)])
+    got = [f["window_rate_bps"] for f in s["flows"]]
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, rel=0.05)
+
+
 def test_a_campaign_over_a_parking_lot_has_a_row_per_run_per_link(tmp_path: Path) -> None:
     doc = lot(2, secs=5)
     doc["sweep"] = {"topology.link.rate": ["5Mbps", "10Mbps"], "repeat": 2}
