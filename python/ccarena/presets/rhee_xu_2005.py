@@ -745,7 +745,7 @@ A_SERIES = [
         cause=(
             "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not "
             "given, so whether FAST gets less depends on a setting the paper leaves open (standard TCP's mean share "
-            "0.68 at alpha 10, 0.34 at 100, 0.24 at 200; with the testbed's hosts 0.73, 0.32, 0.21)"
+            "0.63 at alpha 10, 0.29 at 100, 0.20 at 200, over 5 repeats; with the testbed's hosts 0.68, 0.27, 0.18)"
         ),
         figure=a2_figure,
         measure=a2_measure,
