@@ -236,3 +236,35 @@ def test_notebooks_show_a_campaign_and_a_run(camp: ccarena.Campaign) -> None:
     run = camp.result(camp.runs["run_id"][0])
     html = run._repr_html_()
     assert "<svg" in html and "jain_index" in html and "cubic" in html
+
+
+def test_a_swept_table_of_parameters_labels_its_lines_and_panels_within_the_figure(tmp_path: Path) -> None:
+    # B2's shape: the buffer as x, two zipped tables of CUBIC parameters as line and panel; each label
+    # is a whole table. Drawn with warnings as errors, matplotlib's "tight layout not applied" (axes
+    # pushed off the figure by a long title or legend) fails the test.
+    path = tmp_path / "params.toml"
+    path.write_text(
+        BASE.format(buffers='["0.5bdp", "2bdp", "0.5bdp", "2bdp"]', repeat=1, cubics=1)
+        + '"flows[1].params" = [\n'
+        + "  { beta = 0.8, hystart = false, initial_ssthresh = 100, max_increment = 16, fast_convergence = false },\n"
+        + "  { beta = 0.8, hystart = false, initial_ssthresh = 100, max_increment = 16, fast_convergence = false },\n"
+        + "  { beta = 0.5, hystart = false, initial_ssthresh = 100, max_increment = 16 },\n"
+        + "  { beta = 0.5, hystart = false, initial_ssthresh = 100, max_increment = 16 },\n]\n"
+        + '"flows[1].rtt" = ["20ms", "20ms", "40ms", "40ms"]\n'
+        + 'zip = [["topology.bottleneck.buffer", "flows[1].params", "flows[1].rtt"]]\n'
+    )
+    c = ccarena.sweep(path, out=tmp_path / "c", jobs=2)
+    import warnings
+
+    from ccarena.report.campaign import metric_figures
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figs = metric_figures(c)
+    assert figs
+    for fig, _ in figs:
+        texts = [ax.get_title() for ax in fig.axes] + [
+            t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()
+        ]
+        assert any("max increment" in t or "max_increment" in t for t in texts), texts
+        assert all(len(line) <= 40 for t in texts for line in t.splitlines() if "{" in t or "}" in t), texts

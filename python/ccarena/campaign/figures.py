@@ -16,6 +16,7 @@ second in ms, buffers in BDP or packets, as the column's unit suffix says.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,9 @@ __all__ = ["MIN_REPEATS_FOR_CI", "axis_label", "curves", "new_figure", "plot", "
 
 MIN_REPEATS_FOR_CI = 5
 """Fewer repeats of a point than this are drawn run by run, without a confidence interval."""
+
+LABEL_WIDTH = 40
+"""Characters per line of a panel title or legend entry that names a non-numeric value."""
 
 FORMATS = ("png", "pdf", "svg")
 """What :func:`save_figure` writes, by the file's suffix."""
@@ -62,7 +66,9 @@ def _value_label(column: str | None, v: Any) -> str:
     if column is None:
         return _label(v)
     if not isinstance(v, (int, float)) or isinstance(v, bool):
-        return f"{_words(column.rsplit('.', 1)[-1])} = {v}"
+        # A table of parameters can be long: wrapped, it keeps its panel or legend from pushing the
+        # axes off the figure.
+        return textwrap.fill(f"{_words(column.rsplit('.', 1)[-1])} = {v}", LABEL_WIDTH)
     label, scale = axis_label(column, [v])
     if label.endswith(")") and " (" in label:
         name, unit = label[:-1].split(" (", 1)
