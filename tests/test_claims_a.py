@@ -129,7 +129,6 @@ def test_campaign_files_state_deviations_and_run_every_variant(preset_id: str) -
     assert any("CUBIC of 2005" in d and "max_increment = 16" in d for d in p.deviations), p.deviations
     assert any("alpha 10 and 100" in d for d in p.deviations), p.deviations
     assert not any("alpha 200 packets and gamma" in d for d in p.deviations)
-    repeats = 5 if preset_id in ("A1", "A3", "A4") else 2
     for quick in (False, True):
         sweep = p.document(quick)["sweep"]
         ccs = sweep["flows[0].cc"]
@@ -139,7 +138,7 @@ def test_campaign_files_state_deviations_and_run_every_variant(preset_id: str) -
         assert {FAST_10, FAST_100} <= set(algs) and CUBIC_LINUX in algs
         assert (FAST_200 in algs) == (preset_id in ("A1", "A2"))
         if not quick:
-            assert sweep["repeat"] == repeats
+            assert sweep["repeat"] == 5  # the fewest with which the project draws 95 % intervals
         elif preset_id in ("A3", "A4"):
             assert sweep["repeat"] >= 2, "the ranking parts need a spread over repeats"
     assert FAST_SMALL_ALPHAS == (10.0, 100.0)
