@@ -65,7 +65,9 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
 /// Scenario a with one link model: a rate schedule (100 Mbit/s, 50 from 30 s), a
 /// Mahimahi trace of the same mean rate, jitter (uniform 0-1 ms, order kept or
 /// not), a policer or shaper at 90 Mbit/s (bucket 100 KB), ACK aggregation
-/// every 5 ms on the reverse link, or hosts (1 Gbit/s NICs, Linux 2.6 TSO).
+/// every 5 ms on the reverse link, hosts (1 Gbit/s NICs, Linux 2.6 TSO), or
+/// receivers that compress SACKs as Linux's since 4.18 (`tcp_comp_sack_nr` 44,
+/// 1 ms: the default of an experiment file).
 fn with_model(kind: &str) -> Config {
     use sim::linkmodel::{BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, TraceConfig, TraceMode};
     let mut c = scenario(2, 100_000_000, 100, 60, true);
@@ -93,6 +95,11 @@ fn with_model(kind: &str) -> Config {
                     max_defer: 2_000_000_000,
                     era: Default::default(),
                 });
+            }
+        }
+        "sack" => {
+            for f in &mut c.flows {
+                f.sack_compression = Some(sim::SackCompression { nr: 44, delay_ns: 1_000_000 });
             }
         }
         _ => unreachable!("unknown model {kind}"),
@@ -157,9 +164,10 @@ fn main() {
         ["red", "codel", "pie", "fq_codel", "codel+ecn", "fq_codel+ecn", "dualpi2", "dualpi2+ecn", "xcp"]
             .map(|k| (format!("b/{k}: scenario b with {k}"), with_qdisc(k))),
     )
-    // Scenario a with each link model on (see `with_model`).
+    // Scenario a with each link model on, and with compressing receivers (see
+    // `with_model`).
     .chain(
-        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host"]
+        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host", "sack"]
             .map(|k| (format!("a/{k}: scenario a with {k}"), with_model(k))),
     );
     println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
