@@ -240,6 +240,20 @@ def test_a_campaign_catalogue_and_its_queries(tmp_path: Path) -> None:
     assert isinstance(ccarena.open(tmp_path / "c" / "runs" / one["run_id"]), ccarena.Result)
 
 
+def test_a_half_written_run_folder_is_never_read_and_a_finished_sweep_removes_it(tmp_path: Path) -> None:
+    """A worker killed mid-write leaves a hidden folder with cut-short tables; readers skip it."""
+    path = write(tmp_path, '"topology.bottleneck.buffer" = ["0.5bdp", "1bdp"]\n')
+    c = ccarena.sweep(path, out=tmp_path / "c", jobs=1)
+    torn = tmp_path / "c" / "runs" / ".0123456789-r0.tmp-deadbeef"
+    torn.mkdir()
+    for table in ("flows", "queue", "transfers"):
+        (torn / f"{table}.parquet").write_bytes(b"PAR1")  # too short to be Parquet: reading it raises
+    assert len(c.query("SELECT DISTINCT run_id FROM flows")) == 2
+    assert len(c.timeseries("rate_bps")) > 0
+    ccarena.sweep(path, out=tmp_path / "c", jobs=1)
+    assert not torn.exists()
+
+
 def test_results_command_prints_means_with_confidence_intervals(tmp_path: Path) -> None:
     ccarena.sweep(write(tmp_path, SWEEP), out=tmp_path / "c", jobs=2)
     out = subprocess.run([*CCARENA, "results", str(tmp_path / "c")], capture_output=True, text=True, check=True)
@@ -353,6 +367,7 @@ def test_a_killed_workers_runs_are_run_again_alone_and_all_finish(tmp_path: Path
     assert "warning: a worker process died" in err and "run again, one at a time" in err, err
     runs = ccarena.open(out).runs
     assert len(runs) == 6 and set(runs["status"]) == {"ok"}
+    assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".")], "the killed worker's leftovers stay"
 
 
 def _crash_on_c(task: Any) -> Any:

@@ -240,6 +240,7 @@ def sweep(
         _record_session(store, backend, executor, jobs, started, sum(r.run_id in outcomes for r in todo))
         raise CampaignInterrupted(store.root, len(outcomes), len(g.runs)) from None
     progress.close()
+    store.remove_leftovers()  # every worker is gone: what a killed one left half-written goes too
     _write_catalogue(store, g, outcomes)
     _record_session(store, backend, executor, jobs, started, len(todo))
     return Campaign(store.root)
@@ -467,12 +468,16 @@ class Campaign:
             con.execute(f"CREATE VIEW run_groups AS SELECT * FROM read_parquet('{_sql_path(self.store.run_groups_file)}')")
         if self.store.run_links_file.is_file():
             con.execute(f"CREATE VIEW run_links AS SELECT * FROM read_parquet('{_sql_path(self.store.run_links_file)}')")
+        # Only finished runs' folders: a run interrupted mid-write (its worker killed) leaves a hidden
+        # temporary folder beside them, with files that may be cut short.
+        finished = sorted(self.store.finished())
         for table in ("flows", "queue", "transfers"):
-            pattern = self.store.runs_dir / "*" / f"{table}.parquet"
-            if any(self.store.runs_dir.glob(f"*/{table}.parquet")):
+            files = [f for r in finished if (f := self.store.run_dir(r) / f"{table}.parquet").is_file()]
+            if files:
+                listed = ", ".join(f"'{_sql_path(f)}'" for f in files)
                 con.execute(
                     f"CREATE VIEW {table} AS SELECT regexp_extract(filename, '([^/]+)/{table}[.]parquet$', 1) AS run_id, "
-                    f"* EXCLUDE (filename) FROM read_parquet('{_sql_path(pattern)}', filename = true, union_by_name = true)"
+                    f"* EXCLUDE (filename) FROM read_parquet([{listed}], filename = true, union_by_name = true)"
                 )
             else:
                 con.execute(f"CREATE VIEW {table} AS SELECT NULL::VARCHAR AS run_id WHERE false")

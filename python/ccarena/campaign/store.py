@@ -17,7 +17,8 @@ and each file is replaced atomically (written beside it, then renamed), so
 at any moment, even after ``kill -9``, the folder holds whole runs and the
 catalogue can be rebuilt from them. Running the same campaign again skips
 the runs whose folders exist and removes what an interrupted run left
-(hidden ``.tmp-`` folders).
+(hidden ``.tmp-`` folders); a campaign that finishes removes what its
+killed workers left. Readers look only at finished runs' folders.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class Store:
                 raise SpecError("--out", f"{self.root} exists and is not a campaign folder (choose another)")
             old = self.header()
             if old.get("fingerprint") == header["fingerprint"]:
-                self._remove_leftovers()
+                self.remove_leftovers()
                 return "resumed"
             if old.get("base_fingerprint") != header["base_fingerprint"]:
                 raise SpecError(
@@ -99,7 +100,7 @@ class Store:
                     f"{self.root} holds another campaign (its experiment outside [sweep], overrides, seed or ccarena "
                     "version differ; a campaign grows only by [sweep]); choose another folder",
                 )
-            self._remove_leftovers()
+            self.remove_leftovers()
             self._describe(self.root, header)
             return "grown"
         self.root.parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +155,7 @@ class Store:
                 self.clear_failure(old)
         return outside
 
-    def _remove_leftovers(self) -> None:
+    def remove_leftovers(self) -> None:
         """Hidden temporary folders and files of runs that were interrupted."""
         for parent in (self.runs_dir, self.root, self.failed_dir):
             if not parent.is_dir():

@@ -174,7 +174,7 @@ def ensemble_figure(c: Campaign, points: list[int]) -> Any:
 
 
 def _timeseries(c: Campaign) -> str:
-    if not any(c.store.runs_dir.glob("*/flows.parquet")):
+    if not any((c.store.run_dir(r) / "flows.parquet").is_file() for r in c.store.finished()):
         return "<p>No traces.</p>"
     ok = c.table("run")
     points = sorted(set(ok.loc[ok["baseline"].isna(), "point"].tolist()))[:MAX_TIMESERIES_POINTS]
