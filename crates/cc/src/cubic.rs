@@ -48,9 +48,18 @@
 //! packets per RTT (2 per RTT at 100 ms) instead of 16 per 100 ms. Only these
 //! two effects are switched: the other v2.0 defaults are separate
 //! parameters (β = 819/1024 ≈ 0.8 via `beta`, `initial_ssthresh = 100` with
-//! `hystart = false`, since HyStart arrived in 2.6.29); v2.0's fixed
-//! `cnt = 50` before the first loss and its delayed-ACK cnt correction are
-//! not modelled.
+//! `hystart = false`, since HyStart arrived in 2.6.29, `max_increment = 16`,
+//! `cnt_before_loss = 50`, `reno_estimate_per_ack = true`).
+//!
+//! `cnt_before_loss = n` (Linux mode only; 0 = off, the default) restores
+//! v2.0's growth before the first loss: `cnt = 50` while `loss_cwnd == 0`, in
+//! place of the cubic function and the cap (a fixed 2 % per RTT), where v2.3
+//! grows at least 5 % per RTT. `reno_estimate_per_ack = true` restores
+//! v2.0's Reno estimate, which counted ACKs (`ack_cnt++`), not packets
+//! acked. v2.0 also counted ACKs towards cnt but divided cnt by its running
+//! estimate of packets per ACK (`delayed_ack`), which gives the per-packet
+//! count used here. Sources: Linux 2.6.20's and 2.6.21's `tcp_cubic.c`
+//! (`bictcp_update`, `bictcp_acked`); `loss-based.md` §1.8.
 //!
 //! Linux mode arithmetic is Linux's fixed point:
 //!
@@ -193,6 +202,18 @@ pub static PARAMS: &[ParamSpec] = &[
         doc: "CUBIC v2.0 growth cap (Linux 2.6.13-2.6.21 tcp_cubic.c max_increment=16, dropped in 2.6.22, inherited from BIC's Smax): at most this many packets per RTT per 100 ms of min RTT, min_cnt = cwnd*HZ*8/(10*max_increment*delay_min) with delay_min in HZ/8; linux mode only, ignored with scaling_bug_2_6_18 (which has its own cap); 0 = off (v2.3)",
     },
     ParamSpec {
+        name: "cnt_before_loss",
+        kind: ParamKind::Int { min: 0, max: 1_000_000 },
+        default: ParamDefault::Int(0),
+        doc: "CUBIC v2.0's growth before the first loss (Linux 2.6.20 and 2.6.21 tcp_cubic.c: cnt = 50 while loss_cwnd == 0, i.e. a fixed 2 % per RTT, in place of the cubic function and the growth cap): cnt is this many packets per +1 until the first loss (or after a timeout); linux mode only; 0 = v2.3's rule (cnt at most 20: at least 5 % per RTT)",
+    },
+    ParamSpec {
+        name: "reno_estimate_per_ack",
+        kind: ParamKind::Bool,
+        default: ParamDefault::Bool(false),
+        doc: "CUBIC v2.0's Reno estimate counted ACKs, not packets acked (Linux 2.6.20 and 2.6.21 tcp_cubic.c: ack_cnt++ per ACK), so under delayed ACKs it grew half as fast; linux mode only; false = v2.3 (packets acked)",
+    },
+    ParamSpec {
         name: "scaling_bug_2_6_18",
         kind: ParamKind::Bool,
         default: ParamDefault::Bool(false),
@@ -214,6 +235,8 @@ pub struct CubicConfig {
     pub hystart_ack_delta_us: u32,
     pub initial_ssthresh: u32,
     pub max_increment: u32,
+    pub cnt_before_loss: u32,
+    pub reno_estimate_per_ack: bool,
     pub mode: CubicMode,
     pub scaling_bug_2_6_18: bool,
 }
@@ -232,6 +255,8 @@ impl Default for CubicConfig {
             hystart_ack_delta_us: 2000,
             initial_ssthresh: 0,
             max_increment: 0,
+            cnt_before_loss: 0,
+            reno_estimate_per_ack: false,
             mode: CubicMode::Linux,
             scaling_bug_2_6_18: false,
         }
@@ -257,6 +282,8 @@ impl CubicConfig {
             hystart_ack_delta_us: to_u32(p.int("hystart_ack_delta_us")),
             initial_ssthresh: to_u32(p.int("initial_ssthresh")),
             max_increment: to_u32(p.int("max_increment")),
+            cnt_before_loss: to_u32(p.int("cnt_before_loss")),
+            reno_estimate_per_ack: p.bool("reno_estimate_per_ack"),
             mode: if p.str("mode") == "rfc9438" { CubicMode::Rfc9438 } else { CubicMode::Linux },
             scaling_bug_2_6_18: p.bool("scaling_bug_2_6_18"),
         }
@@ -445,6 +472,8 @@ impl Cubic {
 
     /// Linux `bictcp_update`: recompute `cnt` for a window of `cwnd` packets.
     fn update(&mut self, cwnd: u32, acked: u32, now: u64) {
+        // What the Reno estimate counts: packets acked (v2.3), or ACKs (v2.0).
+        let acked = if self.cfg.reno_estimate_per_ack { 1 } else { acked };
         self.ack_cnt = self.ack_cnt.saturating_add(acked);
 
         if self.last_cwnd == cwnd && now.saturating_sub(self.last_time) <= CNT_HOLD_US {
@@ -510,9 +539,15 @@ impl Cubic {
                 self.cnt = self.cnt.max(min_cnt.min(u32::MAX as u64) as u32);
             }
 
-            // Before the first loss W_max is unknown: grow at least 5 % per RTT.
-            if self.last_max_cwnd == 0 && self.cnt > 20 {
-                self.cnt = 20;
+            // Before the first loss W_max is unknown: v2.3 grows at least
+            // 5 % per RTT; v2.0 grew by a fixed 2 % per RTT (cnt = 50), over
+            // the cubic function and the cap alike.
+            if self.last_max_cwnd == 0 {
+                if self.cfg.cnt_before_loss > 0 {
+                    self.cnt = self.cfg.cnt_before_loss;
+                } else if self.cnt > 20 {
+                    self.cnt = 20;
+                }
             }
         }
 
@@ -849,6 +884,8 @@ mod tests {
                 "initial_ssthresh",
                 "mode",
                 "max_increment",
+                "cnt_before_loss",
+                "reno_estimate_per_ack",
                 "scaling_bug_2_6_18"
             ]
         );
@@ -1605,6 +1642,92 @@ mod tests {
         assert!((7700..=7850).contains(&got), "capped cwnd(5 s) {got}");
         let free = run_after_loss(CubicConfig::default(), 10_000, 100_000, &[5.0])[0];
         assert!(free > 8600, "uncapped cwnd(5 s) {free}");
+    }
+
+    /// Congestion avoidance from `cwnd` with no loss (ssthresh below cwnd),
+    /// an ACK clock of `pkts_per_ack` packets per ACK, `cwnd/pkts_per_ack`
+    /// ACKs spread over each RTT; returns cwnd after `rtts` RTTs.
+    fn run_without_loss(cfg: CubicConfig, cwnd: u32, rtt_us: u64, pkts_per_ack: u32, rtts: u32) -> u32 {
+        let mut c = Cubic::new(cfg);
+        let mut tp = sock(cwnd, 2);
+        tp.packets_out = cwnd;
+        c.init(&mut tp);
+        tp.snd_ssthresh = 2;
+        for _ in 0..rtts {
+            let n = (tp.snd_cwnd / pkts_per_ack).max(1) as u64;
+            for _ in 0..n {
+                tp.now_us += rtt_us / n;
+                c.pkts_acked(&mut tp, &ack(rtt_us as i64));
+                c.cong_avoid(&mut tp, pkts_per_ack);
+            }
+        }
+        assert_eq!(c.last_max_cwnd, 0, "no loss was signalled");
+        tp.snd_cwnd
+    }
+
+    // §1.8 history, Linux 2.6.20/2.6.21 bictcp_update: while loss_cwnd == 0,
+    // cnt = 50 whatever the cubic function and the cap say; a loss ends it
+    // and a timeout (which resets everything) brings it back.
+    #[test]
+    fn cnt_before_loss_replaces_the_cubic_cnt_until_the_first_loss() {
+        let cfg = CubicConfig { cnt_before_loss: 50, tcp_friendliness: false, max_increment: 16, ..Default::default() };
+        let mut c = Cubic::new(cfg.clone());
+        c.delay_min = 100_000;
+        c.update(1000, 1, 5 * USEC_PER_SEC);
+        assert_eq!(c.cnt, 50);
+        let mut tp = sock(1000, 2);
+        tp.snd_ssthresh = c.ssthresh(&tp);
+        tp.snd_cwnd = tp.snd_ssthresh;
+        c.update(tp.snd_cwnd, 1, 6 * USEC_PER_SEC);
+        assert_ne!(c.cnt, 50, "after a loss the cubic function (here the cap) sets cnt");
+        c.set_state(&mut tp, CaState::Loss);
+        c.update(100, 1, 7 * USEC_PER_SEC);
+        assert_eq!(c.cnt, 50, "a timeout forgets the loss");
+        // 0 keeps v2.3's rule: the cubic cnt, at most 20.
+        let mut c = Cubic::new(CubicConfig { cnt_before_loss: 0, ..cfg });
+        c.delay_min = 100_000;
+        c.update(1000, 1, 5 * USEC_PER_SEC);
+        assert_eq!(c.cnt, 20);
+    }
+
+    // The growth this gives: +1 per 50 packets acked is dW/dRTT = W/50, so
+    // W(n RTTs) = W0·e^(n/50) (one packet per ACK, the ACKs of a window in
+    // each RTT): from 100, 50 RTTs give 100·e = 272 (discrete steps of a
+    // window per RTT give 100·1.02^50 = 269). v2.3's cnt ≤ 20 gives at least
+    // 100·e^2.5 = 1218.
+    #[test]
+    fn cnt_before_loss_50_grows_two_percent_per_rtt() {
+        let v2_0 = CubicConfig { cnt_before_loss: 50, max_increment: 16, beta: 0.8, hystart: false, ..Default::default() };
+        let got = run_without_loss(v2_0.clone(), 100, 100_000, 1, 50);
+        assert!((262..=278).contains(&got), "cwnd after 50 RTTs {got}, want about 100·e = 272");
+        // Delayed ACKs (2 packets per ACK) do not change it: cnt counts packets.
+        let got = run_without_loss(v2_0, 100, 100_000, 2, 50);
+        assert!((262..=278).contains(&got), "cwnd after 50 RTTs with delayed ACKs {got}");
+        let v2_3 = run_without_loss(CubicConfig::default(), 100, 100_000, 1, 50);
+        assert!(v2_3 >= 1100, "v2.3 cwnd after 50 RTTs {v2_3}");
+    }
+
+    // §1.8: the Reno estimate grows by 1 per cwnd·beta_scale/8 counted units;
+    // v2.3 counts packets acked, v2.0 counted ACKs. With beta 717
+    // (beta_scale 15) and 2 packets per ACK, one window of ACKs
+    // (cwnd/2 ACKs, cwnd packets) adds 8/15 = 0.53 packets to tcp_cwnd when
+    // counting packets and 0.27 when counting ACKs.
+    #[test]
+    fn reno_estimate_per_ack_counts_acks_not_packets() {
+        for (per_ack, want) in [(false, 53u32), (true, 26)] {
+            let mut c = Cubic::new(CubicConfig { reno_estimate_per_ack: per_ack, ..Default::default() });
+            c.last_max_cwnd = 10_000;
+            let t0 = 5 * USEC_PER_SEC;
+            c.update(100, 2, t0);
+            let start = c.tcp_cwnd;
+            // 100 windows of ACKs at cwnd 100 (50 ACKs of 2 packets each),
+            // each 32 ms apart so that every call runs the estimate.
+            for i in 1..=100 * 50u64 {
+                c.update(100, 2, t0 + i * 32_000);
+            }
+            let grown = c.tcp_cwnd - start;
+            assert!(grown.abs_diff(want) <= 1, "per_ack {per_ack}: tcp_cwnd grew {grown}, want {want}");
+        }
     }
 
     #[test]
