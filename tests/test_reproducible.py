@@ -13,7 +13,10 @@ max_increment = 0 (CUBIC v2.0's growth cap, off), every result file
 unchanged; and for the receivers' SACK compression becoming the default (as
 today's Linux receivers do): quickstart's results moved, while the two 2007
 files turn it off as their testbeds' receivers had it, so only their spec.toml
-changed. A change that alters any number
+changed; and spec.toml's for CUBIC's resolved parameters gaining
+cnt_before_loss = 0 and reno_estimate_per_ack = false (CUBIC v2.0's growth
+before the first loss and its Reno estimate counting ACKs, both off), every
+result file unchanged. A change that alters any number
 in summary.json or any value, name or type of a Parquet column fails here;
 a change meant to alter results must update the digests and say why.
 

@@ -3,13 +3,14 @@
 The slides' claims are on the slides named in each preset's ``where`` and on the summary slide.
 Their tests ran the CUBIC of Linux 2.6.19-2.6.21 ("most recent version", slide "Some minor
 practical issues"), whose backoff is 0.8 (slide "Source of slow convergence"), which had no
-HyStart, whose first slow start ended at 100 packets (the module's initial_ssthresh before
-2.6.22), and which capped growth at 16 packets per RTT per 100 ms of minimum RTT (CUBIC v2.0's
-max_increment, in 2.6.20's and 2.6.21's tcp_cubic.c; 2.6.22 dropped it): ccarena's ``cubic``
-with ``beta = 0.8, hystart = false, initial_ssthresh = 100, max_increment = 16``, labelled
-"CUBIC 2.6" here. The kernel forms (B5) run the kernel's tcp_cubic with the same module
-settings and no cap (:data:`CUBIC_26_KERNEL`). Today's Linux CUBIC (backoff 0.7, HyStart) runs
-beside it where the presets say so.
+HyStart, whose first slow start ended at 100 packets (the module's initial_ssthresh before 2.6.22),
+which capped growth at 16 packets per RTT per 100 ms of minimum RTT (CUBIC v2.0's max_increment, in
+2.6.20's and 2.6.21's tcp_cubic.c; 2.6.22 dropped it), and which, as v2.0, grew a fixed 2 % per RTT
+before the first loss and counted ACKs in its Reno estimate: ccarena's ``cubic`` with ``beta = 0.8,
+hystart = false, initial_ssthresh = 100, max_increment = 16, cnt_before_loss = 50,
+reno_estimate_per_ack = true``, labelled "CUBIC 2.6" here. The kernel forms (B5) run the kernel's
+tcp_cubic with the same module settings and none of v2.0's rules (:data:`CUBIC_26_KERNEL`). Today's
+Linux CUBIC (backoff 0.7, HyStart) runs beside it where the presets say so.
 
 Rhee's rebuttal (C1-C4, :mod:`.rhee_2007`) disputes B2, B3, B4, B5 and B6; the disputes are
 settled on both sides' campaigns (:mod:`.disputes`).
@@ -927,7 +928,8 @@ def b6_figure(c: Campaign) -> Any:
 
 CUBIC_26_KERNEL = {"beta": 0.8, "hystart": False, "initial_ssthresh": 100}
 """CUBIC 2.6's settings as the kernel's tcp_cubic takes them (module parameters): its code is v2.3,
-which has no growth cap, so ``max_increment`` is left out."""
+which has none of v2.0's rules, so ``max_increment``, ``cnt_before_loss`` and ``reno_estimate_per_ack``
+are left out."""
 
 B_SERIES = [
     Preset(

@@ -50,18 +50,26 @@ CUBIC_2005 = "cubic-2005"
 """CUBIC as the talk ran it (February 2005, before Linux 2.6.13 shipped CUBIC v2.0): the run with
 :data:`CUBIC_2005_PARAMS`."""
 
-CUBIC_2005_PARAMS: dict[str, Any] = {"beta": 0.8, "hystart": False, "initial_ssthresh": 100, "max_increment": 16}
-"""The 2005 CUBIC's parameters on ccarena's CUBIC (Linux ``tcp_cubic.c`` v2.3 code): window
-multiplier 819/1024 after a loss, no HyStart (added in Linux 2.6.29), initial ssthresh 100
-packets, and the growth cap of at most 16 packets per RTT per 100 ms of minimum RTT
-(``max_increment``). These are CUBIC v2.0's defaults, the first Linux CUBIC (2.6.13, August 2005;
-``loss-based.md`` §1.8, "History kept for reproducibility"); v2.0 took the cap and the initial
-ssthresh unchanged from BIC's Linux code (BIC's ``max_increment`` = 16 = Smax, ``initial_ssthresh``
-= 100), and the talk presents CUBIC as an enhanced BIC (slide 4) run on Linux (slide 8). v2.0's
-``cube_rtt_scale`` scaling error (2.6.13-2.6.18, found in 2006) is left out: an error of the
-kernel port, not part of the algorithm the talk presents. What else v2.0 differs in (a fixed
-``cnt`` = 50, 2 % per RTT, before the first loss where v2.3 grows at least 5 % per RTT; its
-delayed-ACK correction of ``cnt``) is not modelled; the campaign headers list it."""
+CUBIC_2005_PARAMS: dict[str, Any] = {
+    "beta": 0.8,
+    "hystart": False,
+    "initial_ssthresh": 100,
+    "max_increment": 16,
+    "cnt_before_loss": 50,
+    "reno_estimate_per_ack": True,
+}
+"""The 2005 CUBIC's parameters on ccarena's CUBIC (Linux ``tcp_cubic.c`` v2.3 code with v2.0's rules
+switched in): window multiplier 819/1024 after a loss, no HyStart (added in Linux 2.6.29), initial
+ssthresh 100 packets, the growth cap of at most 16 packets per RTT per 100 ms of minimum RTT
+(``max_increment``), a fixed 2 % per RTT before the first loss (``cnt_before_loss``, v2.0's
+``cnt = 50``, where v2.3 grows at least 5 %), and a Reno estimate that counts ACKs, not packets
+(``reno_estimate_per_ack``). These are CUBIC v2.0's defaults and rules, the first Linux CUBIC (2.6.13,
+August 2005; ``loss-based.md`` §1.8, "History kept for reproducibility"; the code as in Linux 2.6.20's
+and 2.6.21's ``tcp_cubic.c``); v2.0 took the cap and the initial ssthresh unchanged from BIC's Linux
+code (BIC's ``max_increment`` = 16 = Smax, ``initial_ssthresh`` = 100), and the talk presents CUBIC
+as an enhanced BIC (slide 4) run on Linux (slide 8). v2.0's ``cube_rtt_scale`` scaling error
+(2.6.13-2.6.18, found in 2006) is left out: an error of the kernel port, not part of the algorithm
+the talk presents."""
 
 CUBIC_LINUX = "cubic-linux"
 """Today's Linux CUBIC (multiplier 717/1024, HyStart): run beside the 2005 version, not judged."""
