@@ -238,6 +238,9 @@ def test_notebooks_show_a_campaign_and_a_run(camp: ccarena.Campaign) -> None:
     assert "<svg" in html and "jain_index" in html and "cubic" in html
 
 
+V2_0 = "max_increment = 16, cnt_before_loss = 50, reno_estimate_per_ack = true"
+
+
 def test_a_swept_table_of_parameters_labels_its_lines_and_panels_within_the_figure(tmp_path: Path) -> None:
     # B2's shape: the buffer as x, two zipped tables of CUBIC parameters as line and panel; each label
     # is a whole table. Drawn with warnings as errors, matplotlib's "tight layout not applied" (axes
@@ -246,10 +249,9 @@ def test_a_swept_table_of_parameters_labels_its_lines_and_panels_within_the_figu
     path.write_text(
         BASE.format(buffers='["0.5bdp", "2bdp", "0.5bdp", "2bdp"]', repeat=1, cubics=1)
         + '"flows[1].params" = [\n'
-        + "  { beta = 0.8, hystart = false, initial_ssthresh = 100, max_increment = 16, fast_convergence = false },\n"
-        + "  { beta = 0.8, hystart = false, initial_ssthresh = 100, max_increment = 16, fast_convergence = false },\n"
-        + "  { beta = 0.5, hystart = false, initial_ssthresh = 100, max_increment = 16 },\n"
-        + "  { beta = 0.5, hystart = false, initial_ssthresh = 100, max_increment = 16 },\n]\n"
+        + f"  {{ beta = 0.8, hystart = false, initial_ssthresh = 100, {V2_0}, fast_convergence = false }},\n" * 2
+        + f"  {{ beta = 0.5, hystart = false, initial_ssthresh = 100, {V2_0} }},\n" * 2
+        + "]\n"
         + '"flows[1].rtt" = ["20ms", "20ms", "40ms", "40ms"]\n'
         + 'zip = [["topology.bottleneck.buffer", "flows[1].params", "flows[1].rtt"]]\n'
     )
