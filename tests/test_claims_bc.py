@@ -329,10 +329,15 @@ def test_b6_reads_stored_values_without_an_offset() -> None:
     assert holds("B6", {"B6": {"runs": old}}) == [False, True]
 
 
-def c4_rows(cubic_pair: float, htcp_pair: float, cubic_mixed: float, htcp_mixed: float) -> list[dict]:
+def c4_rows(
+    cubic_pair: float, htcp_pair: float, cubic_mixed: float, htcp_mixed: float, cubic_long_first: float | None = None
+) -> list[dict]:
+    """C4's runs at one offset, each pair's split the same in both orders unless ``cubic_long_first``
+    gives the CUBIC pair's split with the long-RTT flow first."""
     rows = []
     for s, r in (("CUBIC 2.6", cubic_pair), ("H-TCP", htcp_pair), ("NewReno", 10.0)):
-        rows += rtt_rows(s, s, r, r, long_rtt="160ms")
+        other = cubic_long_first if s == "CUBIC 2.6" and cubic_long_first is not None else r
+        rows += rtt_rows(s, s, r, other, long_rtt="160ms")
     for buf in ("13 KB", "26 KB"):
         for s, r in (("CUBIC 2.6", cubic_mixed), ("H-TCP", htcp_mixed), ("NewReno", 10.0)):
             rows += rtt_rows(s, "NewReno", r, r, buffer=buf, long_rtt="162ms")
@@ -347,14 +352,14 @@ def test_c4_compares_each_pair_with_newreno_against_the_same_long_rtt() -> None:
         if r["short"] == "NewReno" and r["long_rtt"] == "162ms":
             r["ratio"] = 100.0
     v = get("C4").verdict({"C4": {"runs": rows}})
-    assert [p.holds for p in v.parts] == [True, True, False, False]
+    assert [p.holds for p in v.parts] == [True, True, True, False, False]
 
 
 def test_c4_needs_cubic_and_htcp_as_rtt_fair_as_newreno() -> None:
     assert word("C4", {"C4": {"runs": c4_rows(11, 9, 12, 8)}}) == "reproduced"
-    assert word("C4", {"C4": {"runs": c4_rows(1, 40, 30, 2)}}) == "not reproduced"
+    assert word("C4", {"C4": {"runs": c4_rows(1, 40, 30, 2, cubic_long_first=3)}}) == "not reproduced"
     v = get("C4").verdict({"C4": {"runs": c4_rows(11, 40, 12, 40)}})
-    assert v.word == "partly" and [p.holds for p in v.parts] == [True, False, True, False]
+    assert v.word == "partly" and [p.holds for p in v.parts] == [True, False, True, True, False]
 
 
 def stretch_rows(cwnd: list[float], rate: list[float]) -> list[dict[str, Any]]:
@@ -422,6 +427,23 @@ def test_c4_judges_every_start_time() -> None:
     assert [p.holds for p in v.parts][:2] == [False, True] and "short first +10 s: 0.6 vs NewReno 2.2" in v.parts[
         0
     ].measured
+
+
+def test_c4_needs_cubics_split_to_depend_on_the_start_times_as_newrenos_does() -> None:
+    """Split by split within SAME of NewReno's, yet moving with the start times where NewReno's stays
+    put, is not "the same RTT fairness" (the audit's case: CUBIC 1.5 and 3.0 against NewReno 2.2)."""
+    nr = {10: (2.2, 2.2), 30: (2.2, 2.2)}
+    cu = {10: (1.5, 3.0), 30: (1.5, 3.0)}
+    parts = get("C4").verdict({"C4": {"runs": c4_pairs(cu, nr, nr)}}).parts
+    assert [p.holds for p in parts][:3] == [True, True, False]
+    assert "CUBIC 2.00, NewReno 1.00" in parts[2].measured
+    # the same spread as NewReno's (both move) holds
+    moving = {10: (1.5, 3.0), 30: (1.6, 2.9)}
+    assert holds("C4", {"C4": {"runs": c4_pairs(moving, moving, moving)}})[2]
+    said = dispute_of("B6").settle(  # type: ignore[union-attr]
+        {"B6": {"runs": b6_rows(250e6, LARGE) + b6_rows(1e6, SMALL)}, "C4": {"runs": c4_pairs(cu, nr, nr)}}
+    )
+    assert "(item 10) does not hold: split by split within 1.5 of NewReno's" in said and "2.00 against" in said
 
 
 def test_the_rtt_dispute_says_which_side_under_which_condition() -> None:
