@@ -192,6 +192,16 @@ def test_b2_reads_stored_values_without_a_buffer_as_its_old_20_percent() -> None
     assert v.word == "reproduced" and len(v.parts) == 3 and all("20 % BDP" in p.name for p in v.parts)
 
 
+@pytest.mark.parametrize("t", [40.0, 90.0, 110.0, 200.0, None])
+def test_b2_slow_and_c1_good_cannot_both_hold_on_the_same_convergence(t: float | None) -> None:
+    """The same second-flow convergence time (None: never) given to both sides: Leith et al.'s "slow"
+    (more than 100 s) and Rhee's "good" (within 100 s) are complements at each buffer."""
+    b2_parts, c1_parts = holds("B2", {"B2": b2(t, 50)}), holds("C1", {"C1": c1(t), "B2": b2(t, 50)})
+    # B2: slow, growth, backoff at 20 %, then at 100 %; C1: good, much faster at 100 %, then at 20 %
+    assert b2_parts[0] != c1_parts[2] and b2_parts[3] != c1_parts[0]
+    assert b2_parts[0] == (t is None or t > 100)
+
+
 def test_c1_judges_good_and_much_faster_at_each_buffer() -> None:
     assert word("C1", {"C1": c1(30), "B2": b2(200, 50)}) == "reproduced"
     assert word("C1", {"C1": c1(250), "B2": b2(200, 50)}) == "not reproduced"
