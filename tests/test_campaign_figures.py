@@ -270,3 +270,22 @@ def test_a_swept_table_of_parameters_labels_its_lines_and_panels_within_the_figu
         ]
         assert any("max increment" in t or "max_increment" in t for t in texts), texts
         assert all(len(line) <= 40 for t in texts for line in t.splitlines() if "{" in t or "}" in t), texts
+
+
+def test_bar_labels_never_run_into_each_other_or_off_the_figure() -> None:
+    # B4's five groups: each variant at each buffer, named in full
+    import pandas as pd
+    from ccarena.presets.common import bars
+
+    names = ["CUBIC 2.6, 20 % BDP", "CUBIC 2.6, 100 % BDP", "H-TCP, 20 % BDP", "H-TCP, 100 % BDP"]
+    names.append("CUBIC (Linux today), 20 % BDP")
+    df = pd.DataFrame([{"variant": n, "cov": 0.1 + 0.01 * i} for i, n in enumerate(names) for _ in range(3)])
+    fig = bars(df, "variant", "cov", "CoV of the flows' rate (10 s windows)")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in fig.axes[0].get_xticklabels()]
+    assert len(boxes) == 5
+    for a, b in zip(boxes, boxes[1:]):
+        assert a.x1 < b.x0, "neighbouring labels overlap"
+    width = fig.get_size_inches()[0] * fig.dpi
+    assert boxes[0].x0 >= 0 and boxes[-1].x1 <= width

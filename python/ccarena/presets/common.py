@@ -99,22 +99,32 @@ def buffer_label(col: str, v: float) -> str:
     return f"{v / 1000:g} KB" if col.endswith("_bytes") else f"{v:g} BDP"
 
 
+BAR_LABEL_WIDTH = 14
+"""Characters per line of a bar's label: each label wraps to its bar's width."""
+
+BAR_WIDTH_IN = 1.3
+"""Inches of figure per bar (at least 4.5 in all), so that wrapped labels never run into each other."""
+
+
 def bars(df: pd.DataFrame, key: str, col: str, ylabel: str, scale: float = 1.0) -> Any:
     """One bar per value of ``key``: with MIN_REPEATS_FOR_CI (5) or more runs the mean of ``col``
     and its 95 % interval over the runs; with fewer, each run as a dot over the mean (a few runs
-    give no interval)."""
+    give no interval). Labels wrap at BAR_LABEL_WIDTH characters and the figure widens with the
+    number of bars."""
+    import textwrap
+
     from ..analysis.stats import mean_ci
 
-    fig, axes = new_figure(1, width=4.5)
-    ax = axes[0]
     groups = list(df.groupby(key, sort=False))
+    fig, axes = new_figure(1, width=max(4.5, BAR_WIDTH_IN * len(groups)))
+    ax = axes[0]
     for i, (_, sub) in enumerate(groups):
         vals = [v * scale for v in sub[col].tolist()]
         m, ci, n = mean_ci(vals)
         ax.bar(i, m, yerr=ci if n >= MIN_REPEATS_FOR_CI and not math.isnan(ci) else None, capsize=4, color=f"C{i}")
         if n < MIN_REPEATS_FOR_CI:
             ax.plot([i] * len(vals), vals, "k.", ms=5)
-    ax.set_xticks(range(len(groups)), [str(k) for k, _ in groups])
+    ax.set_xticks(range(len(groups)), [textwrap.fill(str(k), BAR_LABEL_WIDTH) for k, _ in groups])
     ax.set_ylabel(ylabel)
     fig.tight_layout()
     return fig
