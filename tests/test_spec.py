@@ -444,7 +444,7 @@ BAD_FILES: list[tuple[str, str, str]] = [
         cc = "reno"
         colour = "red"
         """,
-        "flows[0].colour: unknown key (known: accecn, accecn_option, ack_path, app, cc, count, ecn, every, host, init_cwnd, mss, pacing, params, path, rate, receiver_accecn, recovery, reverse,",
+        "flows[0].colour: unknown key (known: accecn, accecn_option, ack_path, app, cc, count, ecn, every, host, init_cwnd, mss, pacing, params, path, rate, receive_window, receiver_accecn, recovery, reverse,",
     ),
     (
         "param-out-of-range",

@@ -1697,7 +1697,8 @@ mod tests {
     // 100·e^2.5 = 1218.
     #[test]
     fn cnt_before_loss_50_grows_two_percent_per_rtt() {
-        let v2_0 = CubicConfig { cnt_before_loss: 50, max_increment: 16, beta: 0.8, hystart: false, ..Default::default() };
+        let v2_0 =
+            CubicConfig { cnt_before_loss: 50, max_increment: 16, beta: 0.8, hystart: false, ..Default::default() };
         let got = run_without_loss(v2_0.clone(), 100, 100_000, 1, 50);
         assert!((262..=278).contains(&got), "cwnd after 50 RTTs {got}, want about 100·e = 272");
         // Delayed ACKs (2 packets per ACK) do not change it: cnt counts packets.

@@ -29,6 +29,7 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
         receiver_accecn: true,
         accecn_option: true,
         sack_compression: None,
+        receive_window: None,
         tso: None,
         access: None,
     };

@@ -81,6 +81,11 @@ pub struct FlowConfig {
     /// (`net/ipv4/tcp_input.c`, `__tcp_ack_snd_check`); `None`: every
     /// out-of-order segment is acknowledged at once.
     pub sack_compression: Option<SackCompression>,
+    /// The receiver advertises Linux's receive window, grown segment by
+    /// segment and autotuned per RTT, and acknowledges each segment that
+    /// grows it at once ([`crate::tcp::rcvwnd`]); `None`: no window but
+    /// `rwnd_bytes`, and ACKs by the delayed-ACK rules alone.
+    pub receive_window: Option<crate::tcp::rcvwnd::RcvBufConfig>,
     /// Send as Linux with TCP segmentation offload does, 2.6's or today's
     /// (an unpaced sender only); `None`: segment by segment.
     pub tso: Option<Tso>,

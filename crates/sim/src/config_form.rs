@@ -499,6 +499,9 @@ pub struct FlowForm {
     /// Linux's receiver-side SACK compression; none: off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack_compression: Option<crate::config::SackCompression>,
+    /// Linux's receive window at the receiver; none: not advertised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_window: Option<crate::tcp::rcvwnd::RcvBufConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tso: Option<TsoForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -532,6 +535,7 @@ impl TryFrom<FlowForm> for FlowConfig {
             receiver_accecn: f.receiver_accecn,
             accecn_option: f.accecn_option,
             sack_compression: f.sack_compression,
+            receive_window: f.receive_window,
             tso: f.tso.map(Tso::from),
             access: f.access,
         })
@@ -566,6 +570,7 @@ impl From<FlowConfig> for FlowForm {
             receiver_accecn: f.receiver_accecn,
             accecn_option: f.accecn_option,
             sack_compression: f.sack_compression,
+            receive_window: f.receive_window,
             tso: f.tso.map(TsoForm::from),
             access: f.access,
         }

@@ -147,6 +147,10 @@ pub struct Packet {
     /// Links of its route the packet has crossed (its place on the route:
     /// the delay line it travels next is its flow's `hop`-th of that direction).
     pub hop: u8,
+    /// ACK: the receive window, in units of 2^(the receiver's window scale)
+    /// bytes (RFC 7323); read only by senders of flows whose receivers
+    /// model Linux's window (`[tcp] receive_window = "linux"`).
+    pub window: u16,
     /// Congestion header, written by the sender, rewritable by routers,
     /// echoed by the receiver.
     pub hdr: CcHeader,
@@ -171,6 +175,7 @@ impl Packet {
             ae: false,
             enqueued_at: 0,
             hop: 0,
+            window: 0,
             hdr: CcHeader::default(),
         }
     }

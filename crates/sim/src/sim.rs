@@ -7,7 +7,7 @@
 //! none of their packets or timers remain, so thousands of short flows reuse
 //! a bounded set of buffers.
 
-use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, TIMER_KINDS};
+use crate::event::{Event, EventQueue, Time, TimerKind, PS_PER_NS, PS_PER_S, PS_PER_US, TIMER_KINDS};
 use crate::hist::Histogram;
 use crate::linkmodel::{JitterConfig, LineModel, PortModel};
 use crate::net::{DelayLine, Hop, Port, Qdisc, QueueLimit};
@@ -17,8 +17,9 @@ use crate::packet_log::{
 };
 use crate::rng::Rng;
 use crate::service::{self, PortOwner};
+use crate::tcp::rcvwnd::RcvWindow;
 use crate::tcp::receiver::Receiver;
-use crate::tcp::sender::{App, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
+use crate::tcp::sender::{App, PeerWindow, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
 use crate::trace::{Columns, FlowRow, FlowTrace, LinkTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
 use crate::{
@@ -320,6 +321,10 @@ impl Simulator {
                 peer_accecn: f.receiver_accecn,
                 tso: f.tso,
                 tsq: f.access.and_then(|a| a.tsq),
+                peer_window: f.receive_window.map(|c| {
+                    let w = RcvWindow::new(c, f.mss, f.rwnd_bytes);
+                    PeerWindow { initial: w.initial_window(), wscale: w.wscale }
+                }),
             };
             let slot = sim.alloc_slot(route.data.len(), route.ack.len());
             debug_assert_eq!(slot as usize, i);
@@ -330,6 +335,7 @@ impl Simulator {
             if let Some(c) = f.sack_compression {
                 fl.receiver.set_sack_compression(c.nr, ns(c.delay_ns), ns(f.rtt_ns));
             }
+            fl.receiver.window = f.receive_window.map(|c| RcvWindow::new(c, f.mss, f.rwnd_bytes));
             fl.stop = f.stop_ns.map(ns);
             if fl.start < sim.end {
                 sim.q.push(fl.start, Event::FlowStart(i as u32));
@@ -1149,7 +1155,11 @@ impl Simulator {
                 let Some(pkt) = self.consume::<LOG>(id, f) else {
                     return;
                 };
-                self.flows[f as usize].receiver.on_data(self.now, &pkt);
+                let fl = &mut self.flows[f as usize];
+                if fl.receiver.window.is_some() {
+                    fl.receiver.rtt_estimate = fl.sender.tp.srtt_us * PS_PER_US;
+                }
+                fl.receiver.on_data(self.now, &pkt);
                 self.flush(f);
             }
             Hop::Sender(f) => {

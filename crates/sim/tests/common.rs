@@ -27,6 +27,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> FlowConfig {
         receiver_accecn: true,
         accecn_option: true,
         sack_compression: None,
+        receive_window: None,
         tso: None,
         access: None,
     }

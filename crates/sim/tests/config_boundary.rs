@@ -177,6 +177,7 @@ fn flow() -> impl Strategy<Value = FlowConfig> {
                     receiver_accecn: !newreno,
                     accecn_option: true,
                     sack_compression: None,
+                    receive_window: None,
                     tso: None,
                     access: None,
                 }

@@ -17,7 +17,17 @@ from .distributions import start_dist, start_stop
 from .errors import SpecError
 from .host import Host, host
 from .schema import APPS, FLOW, MAX_FLOWS, RECOVERIES
-from .tcp import AccEcn, TcpDefaults, accecn_setting, ecn_setting, init_cwnd, mss, sack_compression_setting
+from .tcp import (
+    LINUX_RECEIVE_WINDOW,
+    AccEcn,
+    TcpDefaults,
+    accecn_setting,
+    ecn_setting,
+    init_cwnd,
+    mss,
+    receive_window_setting,
+    sack_compression_setting,
+)
 from .units import describe, format_bytes, format_rate, format_time
 
 __all__ = ["FlowGroup", "Flows", "flow_group", "flows"]
@@ -135,6 +145,7 @@ class _TcpSettings:
     ecn: bool
     accecn: AccEcn
     sack_compression: dict[str, Any] | None = None
+    receive_window: str = "fixed"
 
 
 def _tcp_settings(
@@ -160,7 +171,17 @@ def _tcp_settings(
     else:
         recovery = tcp.recovery if tcp.recovery is not None else str(algo["default_recovery"])
     ecn, acc = accecn_setting(g, path, tcp, algo, ecn_setting(g, path, tcp, algo))
-    return _TcpSettings(mss_, icw, rwnd, pacing, recovery, ecn, acc, sack_compression_setting(g, path, tcp, h))
+    return _TcpSettings(
+        mss_,
+        icw,
+        rwnd,
+        pacing,
+        recovery,
+        ecn,
+        acc,
+        sack_compression_setting(g, path, tcp, h),
+        receive_window_setting(g, path, tcp),
+    )
 
 
 def flow_group(
@@ -208,6 +229,8 @@ def flow_group(
         r["ecn"] = True
     r.update(s.accecn.resolved())
     r["sack_compression"] = s.sack_compression is not None
+    if s.receive_window != "fixed":
+        r["receive_window"] = s.receive_window
     if h is not None:
         r["host"] = h.resolved()
 
@@ -235,6 +258,8 @@ def flow_group(
         e["reverse"] = True
     if s.sack_compression is not None:
         e["sack_compression"] = s.sack_compression
+    if s.receive_window == "linux":
+        e["receive_window"] = dict(LINUX_RECEIVE_WINDOW)
     if h is not None:
         e.update(h.engine(s.mss, s.pacing))
     return FlowGroup(r, e, count, every_ns, rtt_ns, s.mss + tcp.header, start_hi_ns)

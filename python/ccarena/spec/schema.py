@@ -209,6 +209,7 @@ QDISC_CATALOGUE = _qdisc_catalogue()
 QDISCS = tuple(str(q["name"]) for q in QDISC_CATALOGUE)
 APPS = ("bulk", "fixed", "rate")
 RECOVERIES = ("prr", "newreno")
+RECEIVE_WINDOWS = ("fixed", "linux")
 DIRECTIONS = ("forward", "reverse", "both")
 UDP_PATTERNS = ("cbr", "poisson")
 
@@ -375,6 +376,16 @@ TCP = _t(
             "Default: on, as today's Linux receivers do, but off where the hosts are Linux 2.6's "
             "(host.era = \"linux-2.6\", which had none)",
         ),
+        "receive_window": Field(
+            "choice",
+            "the receivers' window: \"fixed\" advertises none (the senders are held by rwnd alone, ACKs follow the "
+            "delayed-ACK rules); \"linux\" is Linux 6.x's: 10 segments at first, grown by two segments per "
+            "arriving segment up to a clamp that receive-buffer autotuning raises once per RTT (tcp_rmem 131072 "
+            "and 32 MiB), each growth acknowledged at once (net/ipv4/tcp_input.c, tcp_grow_window and "
+            "tcp_rcv_space_adjust). The emu backend runs the kernel's receivers, which always do the latter",
+            default="fixed",
+            choices=RECEIVE_WINDOWS,
+        ),
         "comp_sack_nr": Field("int", "with sack_compression, most ACKs held (Linux tcp_comp_sack_nr; 0: none held)",
                               default=44, lo=0, hi=255),
         "comp_sack_delay": Field("time", "with sack_compression, longest hold (Linux tcp_comp_sack_delay_ns)",
@@ -412,6 +423,8 @@ FLOW = _t(
                         "that need it)"),
         "receiver_accecn": Field("bool", "the receivers support AccECN (default: tcp.receiver_accecn)"),
         "accecn_option": Field("bool", "with AccECN, ACKs carry the AccECN option (default: tcp.accecn_option)"),
+        "receive_window": Field("choice", "the receivers' window, \"fixed\" or \"linux\" (default: tcp.receive_window)",
+                                choices=RECEIVE_WINDOWS),
         "sack_compression": Field("bool", "the receivers compress SACKs as Linux's do since 4.18 "
                                   "(default: tcp.sack_compression, else on unless the group's host is Linux 2.6's; "
                                   "tcp.comp_sack_nr and tcp.comp_sack_delay apply)"),

@@ -9,10 +9,23 @@ from typing import Any
 from . import fields as F
 from .errors import SpecError
 from .host import Host, host
-from .schema import RECOVERIES, TCP
+from .schema import RECEIVE_WINDOWS, RECOVERIES, TCP
 from .units import describe, format_bytes, format_time
 
-__all__ = ["AccEcn", "TcpDefaults", "accecn_setting", "ecn_setting", "sack_compression_setting", "tcp"]
+__all__ = [
+    "LINUX_RECEIVE_WINDOW",
+    "AccEcn",
+    "TcpDefaults",
+    "accecn_setting",
+    "ecn_setting",
+    "receive_window_setting",
+    "sack_compression_setting",
+    "tcp",
+]
+
+LINUX_RECEIVE_WINDOW: dict[str, int] = {"rmem_default": 131_072, "rmem_max": 33_554_432, "truesize": 2_304}
+"""The engine's ``receive_window`` for ``"linux"``: Linux 6.18's tcp_rmem[1] and [2] (32 MiB since Linux
+6.16), and the buffer bytes one 1448-byte segment takes there (measured: crates/sim/src/tcp/rcvwnd.rs)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,7 @@ class TcpDefaults:
     """None: not given, so on unless a group's hosts are Linux 2.6's (see ``sack_compression_setting``)."""
     comp_sack_nr: int = 44
     comp_sack_delay_ns: int = 1_000_000
+    receive_window: str = "fixed"
 
     def resolved(self) -> dict[str, Any]:
         """The ``[tcp]`` table of ``spec.toml``."""
@@ -54,6 +68,8 @@ class TcpDefaults:
             out["comp_sack_nr"] = self.comp_sack_nr
         if format_time(self.comp_sack_delay_ns) != format_time(F.time(TCP.default("comp_sack_delay"), "")):
             out["comp_sack_delay"] = format_time(self.comp_sack_delay_ns)
+        if self.receive_window != TCP.default("receive_window"):
+            out["receive_window"] = self.receive_window
         if self.host is not None:
             out["host"] = self.host.resolved()
         return out
@@ -146,6 +162,13 @@ def sack_compression_setting(
     return {"nr": tcp.comp_sack_nr, "delay_ns": tcp.comp_sack_delay_ns}
 
 
+def receive_window_setting(t: Mapping[str, Any], path: str, tcp: TcpDefaults) -> str:
+    """The group's receive window, ``"fixed"`` or ``"linux"``: the table's key, else ``[tcp]``'s."""
+    if "receive_window" in t:
+        return F.choice(t["receive_window"], F.join(path, "receive_window"), RECEIVE_WINDOWS, "receive window")
+    return tcp.receive_window
+
+
 def tcp(raw: dict[str, Any]) -> TcpDefaults:
     """Reads ``[tcp]`` (every key optional)."""
     t = F.table(raw.get("tcp", {}), "tcp")
@@ -166,6 +189,9 @@ def tcp(raw: dict[str, Any]) -> TcpDefaults:
     sc = F.boolean(t["sack_compression"], "tcp.sack_compression") if "sack_compression" in t else None
     sc_nr = F.integer(t.get("comp_sack_nr", TCP.default("comp_sack_nr")), "tcp.comp_sack_nr", 0, 255)
     sc_delay = F.time(t.get("comp_sack_delay", TCP.default("comp_sack_delay")), "tcp.comp_sack_delay")
+    rw = F.choice(t.get("receive_window", TCP.default("receive_window")), "tcp.receive_window", RECEIVE_WINDOWS,
+                  "receive window")
     return TcpDefaults(
-        mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn, h, accecn, receiver, option, sc, sc_nr, sc_delay
+        mss_, header, icw, rwnd, pacing, "pacing" in t, recovery, ecn, h, accecn, receiver, option, sc, sc_nr, sc_delay,
+        rw,
     )

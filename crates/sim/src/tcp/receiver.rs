@@ -22,8 +22,15 @@
 //!   once (Linux `ecn_edge`), and so is the one that makes 6 CE marks wait
 //!   for feedback (`TCP_ACCECN_ACE_MAX_DELTA`), so ACE cannot wrap between
 //!   two ACKs.
+//!
+//! With Linux's receive window ([`RcvWindow`], `[tcp] receive_window =
+//! "linux"`) every ACK carries the window and each segment that grows it is
+//! acknowledged at once (`tcp_grow_window`'s `icsk_ack.quick |= 1`), as
+//! Linux's receiver does through a connection's first round trips; without
+//! it the window is left out and only the rules above decide.
 
 use super::accecn::{self, Counters};
+use super::rcvwnd::RcvWindow;
 use crate::event::{Time, PS_PER_MS};
 use crate::packet::{AccEcnOption, Packet, ECN_NOT_ECT, MAX_SACK};
 
@@ -89,6 +96,11 @@ pub struct Receiver {
     /// receiver timer with `delack` (which is set to the earlier of the two):
     /// whichever fires, an ACK leaves and both are cleared, as in Linux.
     comp_at: Time,
+    /// Linux's receive window; `None`: no window is advertised.
+    pub window: Option<RcvWindow>,
+    /// The receiver's RTT estimate, ps, kept current by the engine while
+    /// `window` is on (see [`RcvWindow`]).
+    pub rtt_estimate: Time,
     /// ACKs ready to leave, drained by the simulator.
     pub out: Vec<Packet>,
     pub acks_sent: u64,
@@ -125,6 +137,8 @@ impl Receiver {
             comp_rcv_nxt: 0,
             rcv_wup: 0,
             comp_at: 0,
+            window: None,
+            rtt_estimate: 0,
             out: Vec::new(),
             acks_sent: 0,
         }
@@ -337,6 +351,21 @@ impl Receiver {
             immediate = true;
         }
         self.unacked += 1;
+        if let Some(w) = self.window.as_mut() {
+            let held = self.ooo.iter().map(|&(s, e, _)| e - s).sum();
+            if w.on_segment(pkt.payload, held) {
+                self.quick |= 1;
+            }
+        }
+        self.acknowledge(now, immediate, ofo, ecn_now);
+        if let Some(w) = self.window.as_mut() {
+            // The application reads what is in order as it arrives.
+            w.on_read(now, self.rcv_nxt * self.mss as u64, self.rtt_estimate);
+        }
+    }
+
+    /// Linux `__tcp_ack_snd_check` for the segment just received.
+    fn acknowledge(&mut self, now: Time, immediate: bool, ofo: bool, ecn_now: bool) {
         if self.compresses() && ofo && !ecn_now && self.quick == 0 && self.hold_compressed(now) {
             return;
         }
@@ -388,6 +417,14 @@ impl Receiver {
             p.ece = self.demand_cwr;
         }
         p.hdr = self.last_hdr;
+        if let Some(w) = self.window.as_mut() {
+            let held = self.ooo.iter().map(|&(s, e, _)| e - s).sum();
+            let (field, short) = w.advertise(self.rcv_nxt * self.mss as u64, held);
+            p.window = field;
+            if short {
+                self.quick = 0; // __tcp_select_window: short of buffer, no quick ACKs
+            }
+        }
         if self.compresses() {
             // Linux tcp_event_ack_sent: no ACK held any more, timer cancelled.
             self.compressed_ack = 0;
@@ -407,6 +444,45 @@ mod tests {
 
     fn data(k: u64) -> Packet {
         Packet::data(0, k, 1448, 1500)
+    }
+
+    // With Linux's window, each segment that grows it is acknowledged at once
+    // (tcp_grow_window's quick |= 1), until rcv_ssthresh reaches the clamp
+    // (81,920 bytes once the first segment sets the ratio: 24 growths from
+    // 14,480). Setting the low bit of the quick-ACK count and taking one off
+    // per ACK (tcp_dec_quickack_mode) leaves the first 16 quick ACKs unspent
+    // meanwhile, so 16 more follow; then one ACK per two segments. Each ACK
+    // carries the window, in units of 2^10 bytes.
+    #[test]
+    fn each_segment_that_grows_the_window_is_acknowledged_at_once() {
+        use crate::tcp::rcvwnd::RcvBufConfig;
+        let mut r = Receiver::new(0, 1448, 52, None);
+        r.window = Some(RcvWindow::new(RcvBufConfig::LINUX, 1448, None));
+        let mut t = 0;
+        for k in 0..24 {
+            t += PS_PER_MS;
+            r.on_data(t, &data(k));
+        }
+        assert_eq!(r.acks_sent, 24, "one ACK per segment while the window grows");
+        for k in 24..40 {
+            t += PS_PER_MS;
+            r.on_data(t, &data(k));
+        }
+        assert_eq!(r.acks_sent, 40, "the 16 quick ACKs, still unspent");
+        for k in 40..50 {
+            t += PS_PER_MS;
+            r.on_data(t, &data(k));
+        }
+        assert_eq!(r.acks_sent, 45, "then one ACK per two segments");
+        let last = r.out.last().unwrap();
+        assert_eq!(last.window as u64, 81_920u64.div_ceil(1024));
+        // Without the window: 16 quick ACKs, then one per two segments, no window.
+        let mut r = Receiver::new(0, 1448, 52, None);
+        for k in 0..24 {
+            r.on_data((k + 1) * PS_PER_MS, &data(k));
+        }
+        assert_eq!(r.acks_sent, 20);
+        assert_eq!(r.out.last().unwrap().window, 0);
     }
 
     #[test]

@@ -118,6 +118,18 @@ pub struct SenderConfig {
     /// its limit is in the host's queue and NIC (today's Linux); the value is
     /// `tcp_limit_output_bytes`, the cap for an unpaced socket. `None`: no TSQ.
     pub tsq: Option<u64>,
+    /// The receiver advertises Linux's window ([`crate::tcp::rcvwnd`]): the
+    /// window it opens with and its scale. `None`: no window but `rwnd_bytes`.
+    pub peer_window: Option<PeerWindow>,
+}
+
+/// What the handshake tells a sender of its receiver's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerWindow {
+    /// The SYN's window, bytes.
+    pub initial: u64,
+    /// The receiver's window scale (RFC 7323).
+    pub wscale: u32,
 }
 
 impl SenderConfig {
@@ -138,6 +150,7 @@ impl SenderConfig {
             peer_accecn: true,
             tso: None,
             tsq: None,
+            peer_window: None,
         }
     }
 }
@@ -407,6 +420,9 @@ pub struct Sender {
     acc: Mirror,
     /// Set CWR on the next new segment (Linux `TCP_ECN_QUEUE_CWR`).
     queue_cwr: bool,
+    /// The receiver's window from its latest ACK, bytes (`cfg.peer_window`;
+    /// unbounded without it).
+    snd_wnd: u64,
 }
 
 /// The allocations a sender owns, handed from one connection to the next.
@@ -514,6 +530,7 @@ impl Sender {
             accecn: ecn_mode == EcnMode::AccEcn,
             acc: Mirror::default(),
             queue_cwr: false,
+            snd_wnd: cfg.peer_window.map_or(u64::MAX, |w| w.initial),
             cfg,
         }
     }
@@ -669,8 +686,9 @@ impl Sender {
                         break;
                     }
                     // The receiver's window: the flow's limit, else the largest a
-                    // TCP receiver can advertise (RFC 7323 §2.2: 2^30 bytes).
-                    let rwnd = self.cfg.rwnd_bytes.unwrap_or(MAX_WINDOW_BYTES);
+                    // TCP receiver can advertise (RFC 7323 §2.2: 2^30 bytes), and
+                    // the window the receiver last advertised, if it does.
+                    let rwnd = self.cfg.rwnd_bytes.unwrap_or(MAX_WINDOW_BYTES).min(self.snd_wnd);
                     if (self.nxt + 1 - self.una) * self.cfg.mss as u64 > rwnd {
                         break;
                     }
@@ -1057,6 +1075,13 @@ impl Sender {
         }
         self.set_now(now);
         let cum = pkt.seg.min(self.nxt);
+        if let Some(w) = self.cfg.peer_window {
+            if cum >= self.una {
+                // Linux tcp_ack_update_window: ACKs arrive in order here, so the
+                // latest one that is not older than snd_una carries the window.
+                self.snd_wnd = (pkt.window as u64) << w.wscale;
+            }
+        }
         let prior_in_flight = self.tp.packets_in_flight();
         let prior_sacked = self.tp.sacked_out;
         let prior_una = self.una;
@@ -1728,6 +1753,26 @@ mod tests {
     // gets an ECE: ssthresh 20, CWR on the next new segment, nothing
     // retransmitted; further echoes for the same window change nothing; cwnd
     // is 20 once the window ends, and a later echo cuts again.
+    // A receiver advertising a window holds the sender to it: 10 segments of
+    // 1000 bytes in the SYN's 10,000-byte window whatever cwnd allows, then
+    // up to each ACK's window (scale 10: the field counts KiB) beyond snd_una.
+    #[test]
+    fn the_advertised_window_holds_the_sender() {
+        let peer = PeerWindow { initial: 10_000, wscale: 10 };
+        let cfg = SenderConfig { peer_window: Some(peer), ..SenderConfig::bulk(1000, 40, 40) };
+        let mut s = Sender::new(0, cfg, cc::build("reno", &[]).unwrap());
+        s.start(0);
+        assert_eq!(sent(&mut s).len(), 10);
+        let mut a = ack(2, &[]);
+        a.window = 20; // 20,480 bytes from segment 2: segments up to 21
+        s.on_ack(PS_PER_MS, &a);
+        let more = sent(&mut s);
+        assert_eq!(more.last().map(|p| p.0), Some(21));
+        // Without a peer window the same sender fills its cwnd of 40.
+        let mut s = sender(Recovery::Prr, 40);
+        assert_eq!(sent(&mut s).len(), 40);
+    }
+
     #[test]
     fn ecn_echo_halves_once_per_window_without_retransmitting() {
         for recovery in [Recovery::Prr, Recovery::NewReno] {

@@ -192,6 +192,8 @@ _ENGINE_FLOW_KEYS = {
     # The receivers' SACK compression: the kernel's own, set in the receivers' namespace when the file
     # asks for it (crates/sim/src/config.rs, SackCompression; testbed.py).
     "sack_compression",
+    # Linux's receive window: what the kernel's receivers always do.
+    "receive_window",
 }
 
 _ENGINE_LINK_KEYS = {"rate_bps", "delay_ns", "buffer_pkts", "buffer_bytes", "loss", "qdisc", "model"}
