@@ -66,9 +66,10 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
 /// Scenario a with one link model: a rate schedule (100 Mbit/s, 50 from 30 s), a
 /// Mahimahi trace of the same mean rate, jitter (uniform 0-1 ms, order kept or
 /// not), a policer or shaper at 90 Mbit/s (bucket 100 KB), ACK aggregation
-/// every 5 ms on the reverse link, hosts (1 Gbit/s NICs, Linux 2.6 TSO), or
+/// every 5 ms on the reverse link, hosts (1 Gbit/s NICs, Linux 2.6 TSO),
 /// receivers that compress SACKs as Linux's since 4.18 (`tcp_comp_sack_nr` 44,
-/// 1 ms: the default of an experiment file).
+/// 1 ms: the default of an experiment file), or receivers with Linux's
+/// receive window (`receive_window = "linux"`).
 fn with_model(kind: &str) -> Config {
     use sim::linkmodel::{BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, TraceConfig, TraceMode};
     let mut c = scenario(2, 100_000_000, 100, 60, true);
@@ -101,6 +102,11 @@ fn with_model(kind: &str) -> Config {
         "sack" => {
             for f in &mut c.flows {
                 f.sack_compression = Some(sim::SackCompression { nr: 44, delay_ns: 1_000_000 });
+            }
+        }
+        "rwnd" => {
+            for f in &mut c.flows {
+                f.receive_window = Some(sim::tcp::rcvwnd::RcvBufConfig::LINUX);
             }
         }
         _ => unreachable!("unknown model {kind}"),
@@ -168,7 +174,7 @@ fn main() {
     // Scenario a with each link model on, and with compressing receivers (see
     // `with_model`).
     .chain(
-        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host", "sack"]
+        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host", "sack", "rwnd"]
             .map(|k| (format!("a/{k}: scenario a with {k}"), with_model(k))),
     );
     println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");

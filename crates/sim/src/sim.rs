@@ -335,7 +335,7 @@ impl Simulator {
             if let Some(c) = f.sack_compression {
                 fl.receiver.set_sack_compression(c.nr, ns(c.delay_ns), ns(f.rtt_ns));
             }
-            fl.receiver.window = f.receive_window.map(|c| RcvWindow::new(c, f.mss, f.rwnd_bytes));
+            fl.receiver.window = f.receive_window.map(|c| Box::new(RcvWindow::new(c, f.mss, f.rwnd_bytes)));
             fl.stop = f.stop_ns.map(ns);
             if fl.start < sim.end {
                 sim.q.push(fl.start, Event::FlowStart(i as u32));

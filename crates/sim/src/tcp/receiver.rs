@@ -97,7 +97,7 @@ pub struct Receiver {
     /// whichever fires, an ACK leaves and both are cleared, as in Linux.
     comp_at: Time,
     /// Linux's receive window; `None`: no window is advertised.
-    pub window: Option<RcvWindow>,
+    pub window: Option<Box<RcvWindow>>,
     /// The receiver's RTT estimate, ps, kept current by the engine while
     /// `window` is on (see [`RcvWindow`]).
     pub rtt_estimate: Time,
@@ -351,20 +351,55 @@ impl Receiver {
             immediate = true;
         }
         self.unacked += 1;
-        if let Some(w) = self.window.as_mut() {
-            let held = self.ooo.iter().map(|&(s, e, _)| e - s).sum();
-            if w.on_segment(pkt.payload, held) {
-                self.quick |= 1;
-            }
+        if self.window.is_some() {
+            self.window_grows(pkt.payload);
         }
         self.acknowledge(now, immediate, ofo, ecn_now);
-        if let Some(w) = self.window.as_mut() {
-            // The application reads what is in order as it arrives.
-            w.on_read(now, self.rcv_nxt * self.mss as u64, self.rtt_estimate);
+        if self.window.is_some() {
+            self.window_read(now);
         }
     }
 
+    /// Linux's window meets a segment of `len` bytes: a growth asks for an immediate ACK.
+    #[inline(never)]
+    fn window_grows(&mut self, len: u32) {
+        let held = self.held_segments();
+        if let Some(w) = self.window.as_mut() {
+            if w.on_segment(len, held) {
+                self.quick |= 1;
+            }
+        }
+    }
+
+    /// The application reads what is in order as it arrives (autotuning's measure).
+    #[inline(never)]
+    fn window_read(&mut self, now: Time) {
+        let read = self.rcv_nxt * self.mss as u64;
+        if let Some(w) = self.window.as_mut() {
+            w.on_read(now, read, self.rtt_estimate);
+        }
+    }
+
+    /// Segments held above a hole.
+    fn held_segments(&self) -> u64 {
+        self.ooo.iter().map(|&(s, e, _)| e - s).sum()
+    }
+
+    /// The window field of the ACK being sent (Linux `tcp_select_window`).
+    #[inline(never)]
+    fn window_field(&mut self) -> u16 {
+        let held = self.held_segments();
+        let rcv_nxt = self.rcv_nxt * self.mss as u64;
+        let Some(w) = self.window.as_mut() else { return 0 };
+        let (field, short) = w.advertise(rcv_nxt, held);
+        if short {
+            self.quick = 0; // __tcp_select_window: short of buffer, no quick ACKs
+        }
+        field
+    }
+
     /// Linux `__tcp_ack_snd_check` for the segment just received.
+    #[inline(always)]
     fn acknowledge(&mut self, now: Time, immediate: bool, ofo: bool, ecn_now: bool) {
         if self.compresses() && ofo && !ecn_now && self.quick == 0 && self.hold_compressed(now) {
             return;
@@ -417,13 +452,8 @@ impl Receiver {
             p.ece = self.demand_cwr;
         }
         p.hdr = self.last_hdr;
-        if let Some(w) = self.window.as_mut() {
-            let held = self.ooo.iter().map(|&(s, e, _)| e - s).sum();
-            let (field, short) = w.advertise(self.rcv_nxt * self.mss as u64, held);
-            p.window = field;
-            if short {
-                self.quick = 0; // __tcp_select_window: short of buffer, no quick ACKs
-            }
+        if self.window.is_some() {
+            p.window = self.window_field();
         }
         if self.compresses() {
             // Linux tcp_event_ack_sent: no ACK held any more, timer cancelled.
@@ -457,7 +487,7 @@ mod tests {
     fn each_segment_that_grows_the_window_is_acknowledged_at_once() {
         use crate::tcp::rcvwnd::RcvBufConfig;
         let mut r = Receiver::new(0, 1448, 52, None);
-        r.window = Some(RcvWindow::new(RcvBufConfig::LINUX, 1448, None));
+        r.window = Some(Box::new(RcvWindow::new(RcvBufConfig::LINUX, 1448, None)));
         let mut t = 0;
         for k in 0..24 {
             t += PS_PER_MS;
