@@ -448,23 +448,6 @@ E_SERIES = [
         ),
         where="sections 5.4 (fairness in iperf3) and 6 (conclusion)",
         reported="CUBIC 38.8 and 50.9 Mbit/s; BBR 277 and 273 Mbit/s",
-        cause=(
-            "a model limit, the receiver's early ACKs (likely; shown with a diagnostic build, not modelled). In "
-            "the simulator the flow listed first gets more in every run (BBR 122.4-128.4 against 105.8-111.8 "
-            "Mbit/s, ratios 0.824-0.914, mean 0.880), where on the kernel through the emulator either flow leads "
-            "(the first in 2 of 5 runs; ratios 0.907-0.964, mean 0.946). Over seeds 1-50 of the loss-free BBR "
-            "point the simulator's ratio is 0.850 (standard error 0.007; 6 of 50 runs reach 0.9), the kernel's over "
-            "15 runs "
-            "a median of 0.951 (mean 0.924, one run at 0.52). Not the start order: which flow leads is set by the "
-            "start offset, the same in every repeat, but over nine offsets from 0 to 10 ms the ratio still averages "
-            "0.880 (0.865 behind today's Linux host). Linux's receiver acknowledges nearly every segment in a "
-            "connection's first second (README, 'Link rates, TSO and what it means for comparing'), ccarena's "
-            "every second one after 16 quick ACKs; a build whose receivers acknowledge every segment for the first "
-            "1.25 s (a stand-in for that, not the kernel's rule) gives the pair 0.939 over the same 50 seeds "
-            "(standard error 0.006). Both flows start at the same instant and retransmit 1,669-2,613 packets each in "
-            "the 3-s runs' "
-            "start-up, where the split is settled"
-        ),
         figure=e2_figure,
         measure=e2_measure,
         judge=e2_judge,
