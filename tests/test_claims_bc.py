@@ -263,6 +263,9 @@ def test_b2_and_c1_settle_as_a_dispute_per_buffer() -> None:
         "within one 10 s window of the 100 s bound)" in said
     )
     assert "(within 100 s) at 20 % BDP, not at 100 %" in said
+    # one buffer unsettled and the claim failing at the other: named as that buffer, not "neither"
+    said = d.settle({"B2": b2(120, 70, slow100=200), "C1": c1(190, t20=90)})
+    assert "Rhee's good convergence with SURGE (within 100 s) not at 100 % BDP (unsettled at 20 % BDP" in said
 
 
 def util_rows(name: str, utils: dict[float, float]) -> list[dict[str, Any]]:

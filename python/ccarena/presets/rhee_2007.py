@@ -540,7 +540,7 @@ def _where(rows: Sequence[Mapping[str, Any]], key: str, near: str | None = None)
     elif not no:
         said = "at " + " and ".join(yes) + " BDP"
     elif not yes:
-        said = "at neither buffer (" + " and ".join(no) + " BDP)"
+        said = "at neither buffer (" + " and ".join(no) + " BDP)" if len(no) > 1 else f"not at {no[0]} BDP"
     else:
         said = f"at {' and '.join(yes)} BDP, not at {' and '.join(no)}"
     if open_:
