@@ -716,15 +716,9 @@ A_SERIES = [
         where="slide 24 (3.5 Evaluation Summary); setup slides 10-11 (3.2 TCP Friendliness, NS simulation); "
         "FAST: slide 23; BIC, HSTCP and STCP: slide 5 (2. Introduction, BIC function)",
         cause=(
-            "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not "
-            "given, so whether FAST gets less depends on a setting the paper leaves open (standard TCP's mean share "
-            "0.80 at alpha 10, 0.44 at 100, 0.32 at 200; 5 repeats). The rest is not established: at 10 ms "
-            "HighSpeed TCP (RFC 3649) leaves standard TCP more than CUBIC (2005) on average (0.48 against 0.46; "
-            "H-TCP 0.51; Linux's CUBIC today 0.47): 0.58 at 20 Mbit/s, where its window (at most about 33 packets) "
-            "stays below RFC 3649's Low_Window of 38 and it should behave as standard TCP does, 0.66 and 0.58 at 50 "
-            "and 100 Mbit/s. CUBIC (2005) leaves "
-            "standard TCP a good share at every short-RTT point, the lowest 0.404 at 1 Gbit/s (repeats 0.35-0.49, "
-            "standard error 0.024: at the bound within the repeats' spread)"
+            "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not given, "
+            "so whether FAST gets less depends on a setting the paper leaves open (standard TCP's mean share 0.80 at "
+            "alpha 10, 0.44 at 100, 0.32 at 200; 5 repeats)"
         ),
         figure=a1_figure,
         measure=a1_measure,
