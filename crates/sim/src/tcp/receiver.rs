@@ -486,31 +486,25 @@ mod tests {
     #[test]
     fn each_segment_that_grows_the_window_is_acknowledged_at_once() {
         use crate::tcp::rcvwnd::RcvBufConfig;
+        // Segments `ks` in order, one a millisecond.
+        let deliver = |r: &mut Receiver, ks: std::ops::Range<u64>| {
+            for k in ks {
+                r.on_data((k + 1) * PS_PER_MS, &data(k));
+            }
+        };
         let mut r = Receiver::new(0, 1448, 52, None);
         r.window = Some(Box::new(RcvWindow::new(RcvBufConfig::LINUX, 1448, None)));
-        let mut t = 0;
-        for k in 0..24 {
-            t += PS_PER_MS;
-            r.on_data(t, &data(k));
-        }
+        deliver(&mut r, 0..24);
         assert_eq!(r.acks_sent, 24, "one ACK per segment while the window grows");
-        for k in 24..40 {
-            t += PS_PER_MS;
-            r.on_data(t, &data(k));
-        }
+        deliver(&mut r, 24..40);
         assert_eq!(r.acks_sent, 40, "the 16 quick ACKs, still unspent");
-        for k in 40..50 {
-            t += PS_PER_MS;
-            r.on_data(t, &data(k));
-        }
+        deliver(&mut r, 40..50);
         assert_eq!(r.acks_sent, 45, "then one ACK per two segments");
         let last = r.out.last().unwrap();
         assert_eq!(last.window as u64, 81_920u64.div_ceil(1024));
         // Without the window: 16 quick ACKs, then one per two segments, no window.
         let mut r = Receiver::new(0, 1448, 52, None);
-        for k in 0..24 {
-            r.on_data((k + 1) * PS_PER_MS, &data(k));
-        }
+        deliver(&mut r, 0..24);
         assert_eq!(r.acks_sent, 20);
         assert_eq!(r.out.last().unwrap().window, 0);
     }
