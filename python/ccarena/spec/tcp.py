@@ -24,8 +24,8 @@ __all__ = [
 ]
 
 LINUX_RECEIVE_WINDOW: dict[str, int] = {"rmem_default": 131_072, "rmem_max": 33_554_432, "truesize": 2_304}
-"""The engine's ``receive_window`` for ``"linux"``: Linux 6.18's tcp_rmem[1] and [2] (32 MiB since Linux
-6.16), and the buffer bytes one 1448-byte segment takes there (measured: crates/sim/src/tcp/rcvwnd.rs)."""
+"""The engine's ``receive_window`` for ``"linux"``: Linux 6.18's tcp_rmem[1] and [2] (32 MiB since a 2025
+patch, 6 MiB before), and the buffer bytes one 1448-byte segment takes there (measured: crates/sim/src/tcp/rcvwnd.rs)."""
 
 
 @dataclass(frozen=True)

@@ -68,8 +68,9 @@ const TIMESTAMP_OPTION: u32 = 12;
 pub struct RcvBufConfig {
     /// `net.ipv4.tcp_rmem[1]`: the initial receive buffer, bytes (Linux 131,072).
     pub rmem_default: u64,
-    /// `net.ipv4.tcp_rmem[2]`: the most autotuning gives, bytes (Linux 6.16+:
-    /// 32 MiB; 6 MiB before).
+    /// `net.ipv4.tcp_rmem[2]`: the most autotuning gives, bytes (32 MiB since
+    /// a 2025 patch raised tcp_init's `max_rshare`, as in Linux 6.18; 6 MiB
+    /// before).
     pub rmem_max: u64,
     /// Buffer bytes one full-sized segment takes (its skb's truesize).
     pub truesize: u32,
