@@ -772,9 +772,9 @@ A_SERIES = [
         where="slide 24 (3.5 Evaluation Summary); setup slide 16 (3.3 RTT Fairness, Dummynet)",
         cause=(
             "Not established. CUBIC's and FAST's mean |e| lie below H-TCP's, or near it, but not by two standard "
-            "errors over the 5 repeats: CUBIC (2005) 0.80 ± 0.05, FAST 1.14 ± 0.08 at alpha 10 and 0.79 ± 0.10 at "
+            "errors over the 5 repeats: CUBIC (2005) 0.78 ± 0.06, FAST 1.14 ± 0.08 at alpha 10 and 0.79 ± 0.10 at "
             "100, H-TCP 0.87 ± 0.07 (BIC 2.29, HSTCP 2.92, STCP 4.58 are clearly worse); with the testbed's hosts "
-            "0.70 ± 0.05, 0.85 ± 0.15, 0.74 ± 0.10 against H-TCP's 0.81 ± 0.05"
+            "0.75 ± 0.03, 0.85 ± 0.15, 0.74 ± 0.10 against H-TCP's 0.81 ± 0.05"
         ),
         figure=a3_figure,
         measure=a3_measure,
