@@ -382,7 +382,8 @@ TCP = _t(
             "delayed-ACK rules); \"linux\" is Linux 6.x's: 10 segments at first, grown by two segments per "
             "arriving segment up to a clamp that receive-buffer autotuning raises once per RTT (tcp_rmem 131072 "
             "and 32 MiB), each growth acknowledged at once (net/ipv4/tcp_input.c, tcp_grow_window and "
-            "tcp_rcv_space_adjust). The emu backend runs the kernel's receivers, which always do the latter",
+            "tcp_rcv_space_adjust). Flow groups only: background sources' receivers keep the fixed window. The emu "
+            "backend runs the kernel's receivers, which always do the latter",
             default="fixed",
             choices=RECEIVE_WINDOWS,
         ),
