@@ -100,3 +100,20 @@ def test_two_bbr_flows_split_as_on_the_kernel_with_it() -> None:
             got.append(min(g) / max(g))
         ratios[mode] = pd.Series(got).mean()
     assert ratios["fixed"] < 0.9 <= ratios["linux"], ratios
+
+
+@pytest.mark.parametrize(
+    ("cc", "loss", "buffer"), [("cubic", 0.01, "0.1bdp"), ("bbr", 0.02, "0.05bdp"), ("reno", 0.0, "2bdp")]
+)
+def test_transfers_finish_and_deliver_every_byte_with_holes_in_the_buffer(cc: str, loss: float, buffer: str) -> None:
+    """Losses hold segments above holes, which shrink the free buffer and the window advertised: a
+    fixed-size transfer must still complete (no window deadlock) and the receiver get every byte."""
+    size = 5_000_000
+    d = doc("linux", app="fixed", size="5MB")
+    d["flows"][0]["cc"] = cc
+    d["topology"]["bottleneck"].update({"loss": loss, "buffer": buffer})
+    d["duration"] = "30s"
+    d["measure"].pop("packets")
+    f = ccarena.run(d, figure=False).summary["flows"][0]
+    assert f["completion_s"] is not None, f
+    assert f["goodput_bytes"] == size
