@@ -308,6 +308,8 @@ impl Simulator {
                 }
             }
             let recovery = f.recovery.unwrap_or_else(|| default_recovery(&f.cc));
+            // The receiver's window, and what the handshake tells the sender of it.
+            let window = f.receive_window.map(|c| Box::new(RcvWindow::new(c, f.mss, f.rwnd_bytes)));
             let scfg = SenderConfig {
                 mss: f.mss,
                 header_bytes: f.header_bytes,
@@ -321,10 +323,7 @@ impl Simulator {
                 peer_accecn: f.receiver_accecn,
                 tso: f.tso,
                 tsq: f.access.and_then(|a| a.tsq),
-                peer_window: f.receive_window.map(|c| {
-                    let w = RcvWindow::new(c, f.mss, f.rwnd_bytes);
-                    PeerWindow { initial: w.initial_window(), wscale: w.wscale }
-                }),
+                peer_window: window.as_ref().map(|w| PeerWindow { initial: w.initial_window(), wscale: w.wscale }),
             };
             let slot = sim.alloc_slot(route.data.len(), route.ack.len());
             debug_assert_eq!(slot as usize, i);
@@ -335,7 +334,7 @@ impl Simulator {
             if let Some(c) = f.sack_compression {
                 fl.receiver.set_sack_compression(c.nr, ns(c.delay_ns), ns(f.rtt_ns));
             }
-            fl.receiver.window = f.receive_window.map(|c| Box::new(RcvWindow::new(c, f.mss, f.rwnd_bytes)));
+            fl.receiver.window = window;
             fl.stop = f.stop_ns.map(ns);
             if fl.start < sim.end {
                 sim.q.push(fl.start, Event::FlowStart(i as u32));
