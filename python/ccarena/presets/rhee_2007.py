@@ -435,7 +435,7 @@ def c4_judge(values: Mapping[str, Values]) -> list[Part]:
                 ),
             )
         )
-    parts.append(_same_dependence(rows))
+    parts.append(_same_dependence(_pair_spreads(rows)))
     mixed = [r for r in runs if r["long"] == "NewReno" and r["long_rtt"] == "162ms"]
     for name, short in (
         ("CUBIC at 16 ms against NewReno at 162 ms behaves as NewReno (13 and 26 KB)", "CUBIC 2.6"),
@@ -470,12 +470,12 @@ def _pair_spreads(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     }
 
 
-def _same_dependence(rows: Sequence[Mapping[str, Any]]) -> Part:
-    """Item 10's "the same RTT fairness as TCP-Reno" includes how the split depends on the start
-    times, the dependence B6 reports: the CUBIC pair's spread over the start times (largest split
+def _same_dependence(sp: Mapping[str, Mapping[str, Any]]) -> Part:
+    """On the pairs' spreads of :func:`_pair_spreads`. Item 10's "the same RTT fairness as TCP-Reno"
+    includes how the split depends on the start times, the dependence B6 reports: the CUBIC pair's
+    spread over the start times (largest split
     over smallest) within SAME of the NewReno pair's. Split by split within SAME alone would let
     CUBIC's split move by up to SAME squared where NewReno's stays put."""
-    sp = _pair_spreads(rows)
     cu, nr = sp["CUBIC 2.6"]["spread"], sp["NewReno"]["spread"]
     known = math.isfinite(cu) and math.isfinite(nr)
     return Part(
@@ -530,7 +530,8 @@ def convergence_sides(values: Mapping[str, Values]) -> list[dict[str, Any]]:
 def _where(rows: Sequence[Mapping[str, Any]], key: str, near: str | None = None) -> str:
     """Where a claim of :func:`convergence_sides` holds: "at 20 % BDP and not at 100 %" and the like;
     with ``near``, the buffers whose row has it true are named apart as unsettled (the time the
-    claim rests on lies within one window of the 100 s bound) and support neither side."""
+    claim rests on lies within one window of the 100 s bound) and support neither side. "Neither
+    buffer" is said only when the claim fails at more than one; at a single one, "not at X"."""
     open_ = [r for r in rows if near is not None and r[near]]
     rest = [r for r in rows if r not in open_]
     yes = [f"{100 * r['buffer_bdp']:g} %" for r in rest if r[key]]
@@ -675,7 +676,7 @@ def _settle_rtt(values: Mapping[str, Values], backend: str = "sim") -> str:
     )
     cells = [(a, nr["by_start"].get(o, {}).get(x, math.nan)) for o, d in cu["by_start"].items() for x, a in d.items()]
     fair = bool(cells) and all(not math.isnan(b) and _same(a, b) for a, b in cells)
-    alike = _same_dependence(values["C4"]["runs"]).holds
+    alike = _same_dependence(pair).holds
     if not big["by_start"]:
         item9 = "not run in this campaign (250 Mbit/s)"
     elif big["max"] < UNFAIR and big["min"] > 1 / UNFAIR:
