@@ -425,12 +425,22 @@ E_SERIES = [
             "0.01 and 0.1 % loss: CUBIC 73.4, 71.3, 20.5 Mbit/s, BBR 570, 553, 540 Mbit/s"
         ),
         cause=(
-            "not established: without added loss ccarena's path drops only what overflows the 1 BDP queue, so CUBIC "
-            "fills the 250 Mbit/s link as BBR does (233 and 233 Mbit/s, and the same through the emulator on the "
-            "kernel); what held the report's CUBIC near 75 Mbit/s is not loss at the report's own rates either: with "
-            "0.005 % and 0.01 % added, ccarena's CUBIC still gets 221 and 165 Mbit/s (means of 5 three-second runs; "
-            "the kernel 220 and 164), about 3 and 2.3 times the report's 73.4 and 71.3, because a 3-s transfer ends "
-            "before losses this rare shape it; the report names no other limit (receive window, host, path)"
+            "the report's path, which it does not describe beyond two EC2 hosts with 20 ms added at the sender. "
+            "Linux's own CUBIC and BBR, run through ccarena's emulator at the report's RTT, fill the 250 Mbit/s link "
+            "alike (233 and 233 Mbit/s), as ccarena's model does, so what held the report's CUBIC near 75 Mbit/s lies"
+            " in its path or hosts, not in the algorithm. It is not loss at the report's own rates: with 0.005 % and "
+            "0.01 % added ccarena's CUBIC still gets 221 and 165 Mbit/s (means of 5 three-second runs; the kernel 220"
+            " and 164), about 3 and 2.3 times the report's 73.4 and 71.3, because a 3-s transfer ends before losses "
+            "this rare shape it. Nor is it delay jitter ending HyStart's slow start early: with up to 5 ms of uniform"
+            " per-packet jitter CUBIC still gets 225 Mbit/s without loss. A token-bucket policer gives the report's "
+            "shape (not the preset; 5 runs per point): at 600 Mbit/s, about BBR's highest rate in the report, with a "
+            "64 KB bucket on a 1 Gbit/s link, CUBIC gets 53, 52, 48 and 27 Mbit/s without loss and at 0.005, 0.01 and"
+            " 0.1 % in the simulator (35, 27, 27 and 24 on the kernel through the emulator) against the report's "
+            "78.6, 73.4, 71.3 and 20.5, while BBR keeps 534-537 (kernel 482-491; report 503-570); buckets of 256 KB "
+            "and 1 MB let CUBIC reach 217 and 451 Mbit/s without loss. A policer leaves no queue, so it does not give"
+            " CUBIC the report's 2.3 ms higher RTT (0.2-0.4 ms on the kernel). EC2 limits each instance's network "
+            "bandwidth, but the report neither says its path was policed nor gives a rate or bucket, so the policer "
+            "is a candidate, and the cause is a path ccarena cannot rebuild from the report"
         ),
         figure=e1_figure,
         measure=e1_measure,
