@@ -4,6 +4,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 __version__: str
+LINUX_RECEIVE_WINDOW: dict[str, int]
 __rustc__: str
 
 def cc_algorithms() -> list[dict[str, Any]]:

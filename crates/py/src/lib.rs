@@ -467,5 +467,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pycc::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("__rustc__", env!("CCARENA_RUSTC_VERSION"))?;
+    // The engine's receive window for `receive_window = "linux"`, from the one definition
+    // (crates/sim/src/tcp/rcvwnd.rs), so that Python writes the same numbers into the engine's file.
+    let linux = sim::tcp::rcvwnd::RcvBufConfig::LINUX;
+    let rw = PyDict::new(m.py());
+    rw.set_item("rmem_default", linux.rmem_default)?;
+    rw.set_item("rmem_max", linux.rmem_max)?;
+    rw.set_item("truesize", linux.truesize)?;
+    m.add("LINUX_RECEIVE_WINDOW", rw)?;
     Ok(())
 }

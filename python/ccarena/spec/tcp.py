@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _core
 from . import fields as F
 from .errors import SpecError
 from .host import Host, host
@@ -23,9 +24,10 @@ __all__ = [
     "tcp",
 ]
 
-LINUX_RECEIVE_WINDOW: dict[str, int] = {"rmem_default": 131_072, "rmem_max": 33_554_432, "truesize": 2_304}
-"""The engine's ``receive_window`` for ``"linux"``: Linux 6.18's tcp_rmem[1] and [2] (32 MiB since a 2025
-patch, 6 MiB before), and the buffer bytes one 1448-byte segment takes there (measured: crates/sim/src/tcp/rcvwnd.rs)."""
+LINUX_RECEIVE_WINDOW: dict[str, int] = dict(_core.LINUX_RECEIVE_WINDOW)
+"""The engine's ``receive_window`` for ``"linux"``, as the engine defines it (``RcvBufConfig::LINUX`` in
+crates/sim/src/tcp/rcvwnd.rs): Linux 6.18's tcp_rmem[1] and [2] (32 MiB since a 2025 patch, 6 MiB before), and
+the buffer bytes one 1448-byte segment takes there (measured)."""
 
 
 @dataclass(frozen=True)
