@@ -29,6 +29,7 @@ __all__ = [
     "percent_bdp",
     "records",
     "rounded",
+    "second_half_s",
     "share_curves",
 ]
 
@@ -85,6 +86,13 @@ def cc_col(df: pd.DataFrame, i: int = 0) -> str:
 def ok_runs(c: Campaign) -> pd.DataFrame:
     """The catalogue's successful runs."""
     return c.runs[c.runs["status"] == "ok"].copy()
+
+
+def second_half_s(c: Campaign) -> float:
+    """The start of the runs' second half, s (the presets' runs share one duration, so the quick
+    forms' shorter runs are measured over their second half too); 0 without a successful run."""
+    runs = ok_runs(c)
+    return float(runs["duration_s"].iloc[0]) / 2 if len(runs) else 0.0
 
 
 def percent_bdp(df: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .common import LEE, MBPS, cc_col, ok_runs, records, rounded
+from .common import LEE, MBPS, cc_col, ok_runs, records, rounded, second_half_s
 from .figures import new_figure
 from .measures import column, flow_means, jain, share
 from .registry import Part, Preset, Values
@@ -240,8 +240,7 @@ STARVED = 0.25
 
 def _d3_table(c: Campaign) -> pd.DataFrame:
     runs = ok_runs(c)
-    half = float(runs["duration_s"].iloc[0]) / 2
-    fm = flow_means(c, t_from=half)
+    fm = flow_means(c, t_from=second_half_s(c))
     rate = fm.pivot(index="run_id", columns="flow", values="rate_bps").add_prefix("rate_")
     df = runs.merge(rate, left_on="run_id", right_index=True)
     df["pair"] = ["TCP + TCP" if b == "reno" else "HSTCP + TCP" for b in df["baseline"].fillna("")]
@@ -693,8 +692,7 @@ def _d7_table(c: Campaign) -> pd.DataFrame:
     import pandas as pd
 
     runs = ok_runs(c)
-    half = float(runs["duration_s"].iloc[0]) / 2
-    fm = flow_means(c, t_from=half)
+    fm = flow_means(c, t_from=second_half_s(c))
     fwd = fm[fm["grp"] == 0].groupby("run_id")["rate_bps"].agg(["sum", "min", "max", list])
     df = runs.merge(fwd, left_on="run_id", right_index=True)
     n = column(df, "flows[1].count")

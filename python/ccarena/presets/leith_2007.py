@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .common import LEITH, MBPS, buffer_label, ok_runs, percent_bdp, records, rounded, share_curves
+from .common import LEITH, MBPS, buffer_label, ok_runs, percent_bdp, records, rounded, second_half_s, share_curves
 from .figures import curves, new_figure
 from .measures import column, cov, per_run, ratio
 from .registry import Part, Preset, Values
@@ -474,7 +474,7 @@ def b1_figure(c: Campaign) -> Any:
 def b7_figure(c: Campaign) -> Any:
     from .measures import share
 
-    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df = per_run(c, t_from=second_half_s(c))
     df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
     df["algorithm"] = run_variants(c, df)
     return share_curves(df, "standard TCP's share, second half (0.5 = fair)")

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.stats import mean_ci
-from .common import mean_where, ok_runs, rounded
+from .common import mean_where, ok_runs, rounded, second_half_s
 from .figures import MIN_REPEATS_FOR_CI, new_figure
 from .measures import column, flow_means, share
 from .registry import Part, Preset, Values
@@ -69,12 +69,6 @@ def _runs(c: Campaign, keys: Mapping[str, str]) -> pd.DataFrame:
     )
 
 
-def _second_half(c: Campaign) -> float:
-    """The start of the runs' second half, s (the window of F1 and F3, so the quick forms' shorter
-    runs are measured the same way)."""
-    return float(ok_runs(c)["duration_s"].iloc[0]) / 2
-
-
 def _two_flows(c: Campaign, t_from: float, t_to: float | None = None) -> pd.DataFrame:
     """Per run: flow 0's and flow 1's mean rate at the bottleneck over (t_from, t_to], bit/s (0 for
     a flow that has not started)."""
@@ -114,7 +108,7 @@ def _mode_switch(params: Any) -> bool:
 def _f1_table(c: Campaign) -> pd.DataFrame:
     runs = _runs(c, {"buffer_bdp": "topology.bottleneck.buffer", "params": "flows[0].params"})
     runs["mode"] = ["competitive" if _mode_switch(p) else "fixed" for p in runs["params"]]
-    df = runs.drop(columns=["params"]).merge(_two_flows(c, _second_half(c)), on="run_id")
+    df = runs.drop(columns=["params"]).merge(_two_flows(c, second_half_s(c)), on="run_id")
     df = df.rename(columns={"rate0_bps": "copa_bps", "rate1_bps": "cubic_bps"})
     df["copa_share"] = [share(a, a + b) for a, b in zip(df["copa_bps"], df["cubic_bps"], strict=True)]
     df["utilisation"] = (df["copa_bps"] + df["cubic_bps"]) / df["link_bps"]
@@ -128,7 +122,7 @@ def f1_measure(c: Campaign) -> Values:
     Copa's share of the two, and the link's utilisation."""
     df = _f1_table(c)
     keys = ("mode", "buffer_bdp", "repeat", "copa_bps", "cubic_bps", "copa_share", "utilisation")
-    return {"window_s": [_second_half(c), None], "runs": [rounded({k: r[k] for k in keys}) for _, r in df.iterrows()]}
+    return {"window_s": [second_half_s(c), None], "runs": [rounded({k: r[k] for k in keys}) for _, r in df.iterrows()]}
 
 
 def f1_figure(c: Campaign) -> Any:
@@ -338,13 +332,14 @@ def f2_judge(values: Mapping[str, Values]) -> list[Part]:
 
 def _f3_table(c: Campaign) -> pd.DataFrame:
     runs = _runs(c, {"rtt_s": "topology.rtt"})
-    df = runs.merge(_two_flows(c, _second_half(c)), on="run_id").rename(
+    t_from = second_half_s(c)
+    df = runs.merge(_two_flows(c, t_from), on="run_id").rename(
         columns={"rate0_bps": "prague_bps", "rate1_bps": "cubic_bps"}
     )
     q = c.query(
         "SELECT run_id, avg(dualpi2_l_delay_ms) AS l_delay_ms, quantile_cont(dualpi2_l_delay_ms, 0.99) AS "
         "l_delay_p99_ms, avg(dualpi2_c_delay_ms) AS c_delay_ms, quantile_cont(dualpi2_c_delay_ms, 0.99) AS "
-        f"c_delay_p99_ms FROM queue WHERE time_s > {_second_half(c)} GROUP BY run_id"
+        f"c_delay_p99_ms FROM queue WHERE time_s > {t_from} GROUP BY run_id"
     )
     df = df.merge(q, on="run_id")
     df["rtt_ms"] = df["rtt_s"] * 1e3
@@ -361,7 +356,7 @@ def f3_measure(c: Campaign) -> Values:
     df = _f3_table(c)
     keys = ("rtt_ms", "repeat", "prague_bps", "cubic_bps", "ratio", "utilisation", "l_delay_ms", "l_delay_p99_ms",
             "c_delay_ms", "c_delay_p99_ms")  # fmt: skip
-    return {"window_s": [_second_half(c), None], "runs": [rounded({k: r[k] for k in keys}) for _, r in df.iterrows()]}
+    return {"window_s": [second_half_s(c), None], "runs": [rounded({k: r[k] for k in keys}) for _, r in df.iterrows()]}
 
 
 def f3_figure(c: Campaign) -> Any:

@@ -473,9 +473,9 @@ def _pair_spreads(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
 def _same_dependence(sp: Mapping[str, Mapping[str, Any]]) -> Part:
     """On the pairs' spreads of :func:`_pair_spreads`. Item 10's "the same RTT fairness as TCP-Reno"
     includes how the split depends on the start times, the dependence B6 reports: the CUBIC pair's
-    spread over the start times (largest split
-    over smallest) within SAME of the NewReno pair's. Split by split within SAME alone would let
-    CUBIC's split move by up to SAME squared where NewReno's stays put."""
+    spread over the start times (largest split over smallest) within SAME of the NewReno pair's.
+    Split by split within SAME alone would let CUBIC's split move by up to SAME squared where
+    NewReno's stays put."""
     cu, nr = sp["CUBIC 2.6"]["spread"], sp["NewReno"]["spread"]
     known = math.isfinite(cu) and math.isfinite(nr)
     return Part(

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .common import MBPS, RHEE_XU, mean_where, records, share_curves
+from .common import MBPS, RHEE_XU, mean_where, records, second_half_s, share_curves
 from .figures import curves, new_figure
 from .measures import column, per_run, ratio, share, window_cov
 from .registry import Part, Preset, Values
@@ -222,7 +222,7 @@ def _separated_below(a: Sequence[float], b: Sequence[float]) -> bool:
 def _shares(c: Campaign) -> pd.DataFrame:
     """Per run: the high-speed flow's (flow 0) and standard TCP's (flow 1) mean rate over the
     second half of the run, standard TCP's share of the two (:func:`share`) and the algorithm."""
-    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df = per_run(c, t_from=second_half_s(c))
     df["tcp_share"] = [share(b, a + b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
     df["alg"] = _algorithms(df)
     return df
@@ -437,7 +437,7 @@ def a2_judge(values: Mapping[str, Values]) -> list[Part]:
 
 
 def _a3_table(c: Campaign) -> pd.DataFrame:
-    df = per_run(c, t_from=float(c.runs["duration_s"].iloc[0]) / 2)
+    df = per_run(c, t_from=second_half_s(c))
     df["ratio"] = [ratio(a, b) for a, b in zip(df["rate_0"], df["rate_1"], strict=True)]
     df["rtt_short_s"] = df[column(df, "flows[0].rtt")]
     df["rtt_long_s"] = df[column(df, "flows[1].rtt")]
@@ -611,8 +611,7 @@ def _a4_table(c: Campaign) -> pd.DataFrame:
     and the first loss events left out (CUBIC of 2005, growing 2 % per RTT until its first loss,
     takes 60-80 s to reach it at 220 ms)."""
     runs = c.runs[c.runs["status"] == "ok"]
-    half = float(runs["duration_s"].iloc[0]) / 2 if len(runs) else 0.0
-    df = runs.merge(window_cov(c, flows=[0, 1], t_from=half, window_s=1.0), on="run_id")
+    df = runs.merge(window_cov(c, flows=[0, 1], t_from=second_half_s(c), window_s=1.0), on="run_id")
     df["alg"] = _algorithms(df)
     return df
 
