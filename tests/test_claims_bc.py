@@ -10,7 +10,14 @@ import pandas as pd
 import pytest
 from ccarena.presets import get
 from ccarena.presets.disputes import DISPUTES, dispute_of
-from ccarena.presets.leith_2007 import HALF_BACKOFF, convergence_time, longest_unfair_s, variant
+from ccarena.presets.leith_2007 import (
+    HALF_BACKOFF,
+    TOGETHER,
+    convergence_time,
+    longest_unfair_s,
+    start_setting,
+    variant,
+)
 
 
 def windows(
@@ -489,8 +496,8 @@ def test_the_cwnd_dispute_says_which_parts_hold_and_reports_the_premise() -> Non
         },
     }
     said = dispute_of("C2").settle(values)  # type: ignore[union-attr]
-    assert "sustained for 100 s or more in cwnd, 100 % BDP: holds" in said
-    assert "in rate at the bottleneck, 100 % BDP: does not hold" in said
+    assert "sustained for 100 s or more in cwnd, 100 % BDP, flows starting together: holds" in said
+    assert "in rate at the bottleneck, 100 % BDP, flows starting together: does not hold" in said
     assert (
         "are similar (CoV of throughput), 100 % BDP: holds" in said and "at most half as much as cwnds: holds" in said
     )
@@ -523,6 +530,32 @@ def test_b3_and_b4_judge_each_buffer_run() -> None:
     v = get("B4").verdict({"B4": {"runs": rows}})
     assert v.word == "partly" and [p.holds for p in v.parts] == [False, True]
     assert "cwnd CoV, not judged: CUBIC 2.6 0.200, H-TCP 0.200 (ratio 1.00)" in v.parts[0].measured
+
+
+def test_b3_judges_each_start_setting_run() -> None:
+    spread = '{"dist": "uniform", "hi": "40s", "lo": "0s"}'
+    assert start_setting("0s") == TOGETHER and start_setting(None) == TOGETHER
+    assert start_setting(spread) == "starts spread over 0-40 s"
+    runs = [{**r, "buffer_bdp": 1.0, "starts": TOGETHER} for r in stretch_rows([20, 30, 10], [10, 20, 0])] + [
+        {**r, "buffer_bdp": 1.0, "starts": start_setting(spread)} for r in stretch_rows([200, 150, 30], [120, 110, 20])
+    ]
+    v = get("B3").verdict({"B3": {"runs": runs}})
+    assert v.word == "partly" and [p.holds for p in v.parts] == [False, False, True, True]
+    assert v.parts[0].name.endswith("100 % BDP, flows starting together")
+    assert v.parts[2].name.endswith("100 % BDP, starts spread over 0-40 s")
+    # stored records without a start setting are the flows starting together, judged as before
+    v = get("B3").verdict({"B3": {"runs": stretch_rows([200, 150, 300], [120, 110, 200])}})
+    assert v.word == "reproduced" and all(p.name.endswith("flows starting together") for p in v.parts)
+    # the dispute names the start setting once more than one was run
+    values = {
+        "B3": {"runs": runs},
+        "B4": {"runs": cov_rows(0.1, 0.11)},
+        "C2": {"flows": [{"repeat": 0, "flow": f, "cov_cwnd": 0.3, "cov_rate": 0.05, "cwnd_p05": 100.0,
+                          "cwnd_p95": 200.0} for f in range(3)]},
+    }  # fmt: skip
+    said = dispute_of("C2").settle(values)  # type: ignore[union-attr]
+    assert "at 100 % BDP, flows starting together neither" in said
+    assert "at 100 % BDP, starts spread over 0-40 s Leith et al.'s sustained unfairness" in said
 
 
 def test_c2_reports_the_premise_beside_the_judged_part() -> None:

@@ -501,13 +501,35 @@ def longest_unfair_s(windows: pd.DataFrame, value: str, window_s: float = WINDOW
     return longest * window_s
 
 
+TOGETHER = "flows starting together"
+"""The start setting of B3's runs whose long-lived flows all start at one fixed time (and of stored
+B3 values that carry no start setting: all three flows started at 0 s)."""
+
+
+def start_setting(start: Any) -> str:
+    """The label of a run's swept ``flows[0].start``: :data:`TOGETHER` for a fixed start, "starts
+    spread over LO-HI" for a start drawn per flow (the campaign stores a drawn start as the JSON of
+    its table)."""
+    import json
+
+    if not isinstance(start, str) or not start.startswith("{"):
+        return TOGETHER
+    table = json.loads(start)
+    lo, hi = str(table["lo"]), str(table["hi"])
+    if all(t.endswith("s") and t[-2:-1].isdigit() for t in (lo, hi)):
+        return f"starts spread over {lo[:-1]}-{hi[:-1]} s"
+    return f"starts spread over {lo}-{hi}"
+
+
 def unfair_stretches(c: Campaign, t_from: float = 50.0) -> list[dict[str, Any]]:
-    """Per run: the variant, the buffer (fraction of the BDP), and the longest unfair stretch (seconds)
-    of the long-lived flows' cwnd (the quantity of Leith et al.'s plots, per Rhee's rebuttal item 4) and of their rate at
-    the bottleneck, over WINDOW_S windows after ``t_from``."""
+    """Per run: the variant, the buffer (fraction of the BDP), the flows' start setting
+    (:func:`start_setting`), and the longest unfair stretch (seconds) of the long-lived flows' cwnd (the
+    quantity of Leith et al.'s plots, per Rhee's rebuttal item 4) and of their rate at the bottleneck,
+    over WINDOW_S windows after ``t_from``."""
     runs = ok_runs(c)
     runs["variant"] = run_variants(c, runs)
     runs["buffer_bdp"] = swept_buffer(c, runs)
+    runs["starts"] = [start_setting(v) for v in runs.get("flows[0].start", [None] * len(runs))]
     df = c.query(
         f"SELECT run_id, flow, floor((time_s - 1e-9) / {WINDOW_S}) AS w, avg(cwnd_pkts) AS cwnd, "
         f'avg(rate_bps) AS rate FROM flows WHERE time_s > {t_from} AND "group" = 0 GROUP BY run_id, flow, w'
@@ -520,6 +542,7 @@ def unfair_stretches(c: Campaign, t_from: float = 50.0) -> list[dict[str, Any]]:
                 {
                     "variant": row["variant"],
                     "buffer_bdp": row["buffer_bdp"],
+                    "starts": row["starts"],
                     "repeat": int(row["repeat"]),
                     "cwnd_s": longest_unfair_s(sub, "cwnd"),
                     "rate_s": longest_unfair_s(sub, "rate"),
@@ -560,6 +583,21 @@ def at_buffer(
     ]
 
 
+def b3_settings(rows: Sequence[Mapping[str, Any]]) -> list[tuple[float, str, list[Mapping[str, Any]]]]:
+    """B3's CUBIC 2.6 runs per judged setting: (buffer, start setting, runs) for each buffer of
+    B34_BUFFERS and each start setting run, flows starting together first; records without a start
+    setting are :data:`TOGETHER`'s."""
+    rows = [{**r, "starts": r.get("starts", TOGETHER)} for r in rows]
+    starts = sorted({r["starts"] for r in rows}, key=lambda s: (s != TOGETHER, s))
+    out = []
+    for b in B34_BUFFERS:
+        for st in starts:
+            sel = at_buffer(rows, b, variant="CUBIC 2.6", starts=st)
+            if sel:
+                out.append((b, st, sel))
+    return out
+
+
 def b3_judge(values: Mapping[str, Values]) -> list[Part]:
     """Sustained unfairness (slide "Does slow convergence matter?", second): periods of unfairness
     extending to hundreds of seconds occur. Read as: in at least half the runs of CUBIC 2.6 a stretch
@@ -569,18 +607,15 @@ def b3_judge(values: Mapping[str, Values]) -> list[Part]:
     also reads as "in some run", so the count of runs that reach it is reported beside (not judged).
     Tested on cwnd, the quantity the slides plotted (Rhee, item 4), and on the rate at the
     bottleneck, the quantity Rhee says fairness must be measured in; each at both buffers of
-    B34_BUFFERS (the slides give none)."""
+    B34_BUFFERS and each start setting run (:func:`b3_settings`): the slides give neither."""
     parts = []
-    for b in B34_BUFFERS:
-        rows = at_buffer(values["B3"]["runs"], b, variant="CUBIC 2.6")
-        if not rows:
-            continue
+    for b, st, rows in b3_settings(values["B3"]["runs"]):
         for key, what in (("cwnd_s", "in cwnd"), ("rate_s", "in rate at the bottleneck")):
             share, vals = _share_sustained(rows, key)
             n = sum(v >= SLOW_S for v in vals)
             parts.append(
                 Part(
-                    f"unfairness sustained for 100 s or more {what}, {100 * b:g} % BDP",
+                    f"unfairness sustained for 100 s or more {what}, {100 * b:g} % BDP, {st}",
                     share >= 0.5,
                     f"longest unfair stretch per run {', '.join(f'{v:.0f}' for v in vals)} s "
                     f"({n} of {len(vals)} runs, {100 * share:.0f} %, reach 100 s)",
@@ -590,28 +625,32 @@ def b3_judge(values: Mapping[str, Values]) -> list[Part]:
 
 
 def b3_figure(c: Campaign) -> Any:
+    """cwnd and rate at the bottleneck of each flow against time, in the first repeat at the largest
+    buffer run, one pair of panels per start setting."""
     runs = ok_runs(c)
     runs["variant"] = run_variants(c, runs)
     runs["buffer_bdp"] = swept_buffer(c, runs)
-    first = runs[(runs["repeat"] == 0)].sort_values("buffer_bdp", ascending=False)
-    panels = []
-    for _, row in first.iterrows():
+    runs["starts"] = [start_setting(v) for v in runs.get("flows[0].start", [None] * len(runs))]
+    first = runs[(runs["repeat"] == 0) & (runs["buffer_bdp"] == runs["buffer_bdp"].max())]
+    first = first.sort_values("starts", key=lambda col: [(s != TOGETHER, s) for s in col])
+    fig, axes = new_figure(2 * len(first), width=4.5, sharey=False)
+    for i, (_, row) in enumerate(first.iterrows()):
         fl = c.query(
             f"SELECT flow, time_s, cwnd_pkts, rate_bps FROM flows WHERE run_id = '{row['run_id']}' AND \"group\" = 0"
         )
-        panels.append((f"{row['variant']}, {100 * row['buffer_bdp']:g} % BDP", fl))
-    fig, axes = new_figure(2, width=6, sharey=False)
-    for ax, (col, label, scale) in zip(
-        axes, (("cwnd_pkts", "cwnd (packets)", 1.0), ("rate_bps", "rate at the bottleneck (Mbit/s)", MBPS)), strict=True
-    ):
-        title, fl = panels[0]
-        for f, sub in fl.groupby("flow", sort=True):
-            ax.plot(sub["time_s"], sub[col] * scale, lw=0.7, label=f"flow {f}")
-        ax.set_title(f"{title}, repeat 0: {label.split(' (')[0]}", fontsize=9)
-        ax.set_ylabel(label)
-        ax.set_xlabel("time (s)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        title = f"{row['variant']}, {100 * row['buffer_bdp']:g} % BDP, {row['starts']}"
+        for ax, (col, label, scale) in zip(
+            axes[2 * i : 2 * i + 2],
+            (("cwnd_pkts", "cwnd (packets)", 1.0), ("rate_bps", "rate at the bottleneck (Mbit/s)", MBPS)),
+            strict=True,
+        ):
+            for f, sub in fl.groupby("flow", sort=True):
+                ax.plot(sub["time_s"], sub[col] * scale, lw=0.7, label=f"flow {f}")
+            ax.set_title(f"{title}, repeat 0:\n{label.split(' (')[0]}", fontsize=8)
+            ax.set_ylabel(label)
+            ax.set_xlabel("time (s)")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -1014,7 +1053,7 @@ B_SERIES = [
         figure=b3_figure,
         measure=b3_measure,
         judge=b3_judge,
-        quick={"duration": "200s", "sweep.repeat": 2},
+        quick={"duration": "200s", "sweep.repeat": 1},
     ),
     Preset(
         "B4",

@@ -714,25 +714,23 @@ def _settle_rtt(values: Mapping[str, Values], backend: str = "sim") -> str:
 
 
 def _settle_cwnd(values: Mapping[str, Values], backend: str = "sim") -> str:
-    from .leith_2007 import B34_BUFFERS, at_buffer, b3_judge, b4_judge
+    from .leith_2007 import b3_judge, b3_settings, b4_judge
 
     rs = c2_ratios(values["C2"])
     j3, j4, j2 = b3_judge(values), b4_judge(values), c2_judge(values)
     pr = c2_premise(values["C2"])
     b3_said, b3_side = [], []
-    for b in B34_BUFFERS:
-        rows = at_buffer(values["B3"]["runs"], b, variant="CUBIC 2.6")
-        if not rows:
-            continue
-        pct = f"{100 * b:g} % BDP"
+    settings = b3_settings(values["B3"]["runs"])
+    for b, st, rows in settings:
+        where = f"{100 * b:g} % BDP" + (f", {st}" if len({s for _, s, _ in settings}) > 1 else "")
         cw = [float(r["cwnd_s"]) for r in rows]
         rt = [float(r["rate_s"]) for r in rows]
         b3_said.append(
-            f"at {pct} {statistics.median(cw):.0f} s (median of runs; {sum(v >= SLOW_S for v in cw)} of {len(cw)} "
+            f"at {where} {statistics.median(cw):.0f} s (median of runs; {sum(v >= SLOW_S for v in cw)} of {len(cw)} "
             f"runs reach 100 s) in cwnd and {statistics.median(rt):.0f} s ({sum(v >= SLOW_S for v in rt)} of "
             f"{len(rt)}) in rate at the router"
         )
-        mine = [p for p in j3 if p.name.endswith(pct)]
+        mine = [p for p in j3 if p.name.endswith(f"{100 * b:g} % BDP, {st}")]
         in_cwnd, in_rate = mine[0].holds, mine[1].holds
         if in_cwnd and not in_rate:
             side = "Rhee's point (unfair in cwnd, not in rate)"
@@ -740,7 +738,7 @@ def _settle_cwnd(values: Mapping[str, Values], backend: str = "sim") -> str:
             side = "Leith et al.'s sustained unfairness, in rate as well as in cwnd"
         else:
             side = "neither (no sustained unfairness in cwnd or in rate)"
-        b3_side.append(f"at {pct} {side}")
+        b3_side.append(f"at {where} {side}")
     b4_side = "; ".join(f"{p.name.rsplit(', ', 1)[-1]}: {'holds' if p.holds else 'does not hold'}" for p in j4)
     return (
         f"Leith et al. (B3, three CUBIC 2.6 flows with 25 on-off sessions): the longest stretch with one flow "
@@ -786,8 +784,9 @@ DISPUTES = [
         ("B3", "B4", "C2"),
         "do cwnd plots show unfairness and variation that the rates at the router have?",
         "Leith et al.: sustained unfairness between CUBIC flows (B3), a missed drop costs CUBIC as much as "
-        "H-TCP (B4), both from time histories, buffer not given (both run at 20 % and 100 % BDP); Rhee: with a "
-        "100 % BDP buffer cwnds vary while rates at the router do not vary as much (C2)",
+        "H-TCP (B4), both from time histories, buffer not given (both run at 20 % and 100 % BDP), nor B3's start "
+        "times (its flows run starting together and spread over 0-40 s); Rhee: with a 100 % BDP buffer cwnds "
+        "vary while rates at the router do not vary as much (C2)",
         _settle_cwnd,
     ),
 ]
