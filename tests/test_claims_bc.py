@@ -473,15 +473,30 @@ def test_the_rtt_dispute_says_which_side_under_which_condition() -> None:
     said = d.settle(
         {"B6": {"runs": b6_rows(250e6, LARGE) + b6_rows(1e6, SMALL)}, "C4": {"runs": c4_pairs(SMALL, SMALL, nr)}}
     )
-    assert "at 1 Mbit/s the split depends on the start times; at 250 Mbit/s the split does not depend on them" in said
+    assert (
+        "at 1 Mbit/s with 13 KB the split depends on the start times; at 250 Mbit/s with 13 KB the split does not "
+        "depend on them" in said
+    )
     assert "NewReno's split does not move with the start times, CUBIC's does" in said
     assert "two NewReno flows 2.24-2.27 (spread 1.01)" in said
     assert "(item 10) does not hold" in said
     assert "item 9 at large windows is borne out" in said
     wide = {10: (1.0, 2.0), 20: (1.2, 1.1)}
     said = d.settle({"B6": {"runs": b6_rows(250e6, wide) + b6_rows(1e6, SMALL)}, "C4": {"runs": c4_pairs(nr, nr, nr)}})
-    assert "at 250 Mbit/s the split depends on the start times" in said
+    assert "at 250 Mbit/s with 13 KB the split depends on the start times" in said
     assert "item 9 at large windows is not borne out" in said and "(item 10) holds at every start time" in said
+    # two buffers at large windows: each is judged and settled on its own
+    runs = b6_rows(250e6, LARGE, buffer="1 MB") + b6_rows(250e6, wide, buffer="5 MB") + b6_rows(1e6, SMALL)
+    v = get("B6").verdict({"B6": {"runs": runs}})
+    assert [p.name.rsplit("times ", 1)[1] for p in v.parts] == [
+        "at large windows (250 Mbit/s, 1 MB)",
+        "at large windows (250 Mbit/s, 5 MB)",
+        "at small windows (1 Mbit/s, 13 KB)",
+    ]
+    assert v.word == "partly" and [p.holds for p in v.parts] == [False, True, True]
+    said = d.settle({"B6": {"runs": runs}, "C4": {"runs": c4_pairs(nr, nr, nr)}})
+    assert "at 250 Mbit/s with 1 MB the split does not depend on them; at 250 Mbit/s with 5 MB the split depends" in said
+    assert "item 9 at large windows is borne out at 250 Mbit/s with 1 MB and not at 250 Mbit/s with 5 MB" in said
 
 
 def test_the_cwnd_dispute_says_which_parts_hold_and_reports_the_premise() -> None:
