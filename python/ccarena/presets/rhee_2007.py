@@ -786,7 +786,8 @@ DISPUTES = [
         "is CUBIC's RTT unfairness its own, and does it depend on the flows' start times?",
         "Leith et al.: the unfairness between 16 ms and 160 ms flows depends on their start times (B6); Rhee: with "
         "a 10-fold RTT ratio the throughput shares are very reasonable (item 9), and at a tiny BDP, measured at "
-        "the router, CUBIC is as RTT-fair as NewReno, and H-TCP too (C4); both run at the same start times",
+        "the router, CUBIC is as RTT-fair as NewReno, and H-TCP too (C4); both run at the same start times, B6's "
+        "large windows with 1 MB and 5 MB (20 % and 100 % of the 160 ms flow's BDP; the slides give no buffer)",
         _settle_rtt,
     ),
     Dispute(
