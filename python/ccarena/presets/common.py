@@ -103,8 +103,10 @@ def percent_bdp(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def buffer_label(col: str, v: float) -> str:
-    """A buffer value for a label: KB for a byte column, the fraction of the BDP otherwise."""
-    return f"{v / 1000:g} KB" if col.endswith("_bytes") else f"{v:g} BDP"
+    """A buffer value for a label: KB (MB from 1 MB) for a byte column, the fraction of the BDP otherwise."""
+    if not col.endswith("_bytes"):
+        return f"{v:g} BDP"
+    return f"{v / 1e6:g} MB" if v >= 1e6 else f"{v / 1000:g} KB"
 
 
 BAR_LABEL_WIDTH = 14
