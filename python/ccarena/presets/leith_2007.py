@@ -1060,11 +1060,11 @@ B_SERIES = [
             "With spread starts the late flows converge as slowly as B2's second flow: 16 of 20 runs at 100 % BDP and"
             " 11 of 20 at 20 % hold a 1.5x split for 100 s or more, in cwnd and in rate alike (longest stretches "
             "30-270 s and 60-180 s). The slides' heading ties the figure to slow convergence (\"Does slow convergence "
-            "matter?\") and its first point to the order in which flows start. With the testbed's hosts (`--backend "
-            "host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth): "
-            "starting together 0-60 s at 100 % and 0-80 s in cwnd, 0-90 s in rate at 20 %, none of 100 s; with spread"
-            " starts 14 of 20 runs at 100 % (60-180 s) and 6 of 20 at 20 % (30-130 s), so at 20 % that part fails "
-            "there"
+            "matter?\"), and the first slide of that title ties slow convergence to the order in which flows start. "
+            "With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and Linux 2.6's 64 KB TSO bursts for the "
+            "flows, background traffic still smooth): starting together 0-60 s at 100 % and 0-80 s in cwnd, 0-90 s in"
+            " rate at 20 %, none of 100 s; with spread starts 14 of 20 runs at 100 % (60-180 s) and 6 of 20 at 20 % "
+            "(30-130 s), so at 20 % that part fails there"
         ),
         figure=b3_figure,
         measure=b3_measure,
