@@ -521,6 +521,16 @@ def start_setting(start: Any) -> str:
     return f"starts spread over {lo}-{hi}"
 
 
+def run_starts(runs: pd.DataFrame) -> list[str]:
+    """Each run's start setting (:func:`start_setting`), from its swept ``flows[0].start`` if any."""
+    return [start_setting(v) for v in runs.get("flows[0].start", [None] * len(runs))]
+
+
+def starts_order(setting: str) -> tuple[bool, str]:
+    """Sort key of start settings: flows starting together first."""
+    return (setting != TOGETHER, setting)
+
+
 def unfair_stretches(c: Campaign, t_from: float = 50.0) -> list[dict[str, Any]]:
     """Per run: the variant, the buffer (fraction of the BDP), the flows' start setting
     (:func:`start_setting`), and the longest unfair stretch (seconds) of the long-lived flows' cwnd (the
@@ -529,7 +539,7 @@ def unfair_stretches(c: Campaign, t_from: float = 50.0) -> list[dict[str, Any]]:
     runs = ok_runs(c)
     runs["variant"] = run_variants(c, runs)
     runs["buffer_bdp"] = swept_buffer(c, runs)
-    runs["starts"] = [start_setting(v) for v in runs.get("flows[0].start", [None] * len(runs))]
+    runs["starts"] = run_starts(runs)
     df = c.query(
         f"SELECT run_id, flow, floor((time_s - 1e-9) / {WINDOW_S}) AS w, avg(cwnd_pkts) AS cwnd, "
         f'avg(rate_bps) AS rate FROM flows WHERE time_s > {t_from} AND "group" = 0 GROUP BY run_id, flow, w'
@@ -588,7 +598,7 @@ def b3_settings(rows: Sequence[Mapping[str, Any]]) -> list[tuple[float, str, lis
     B34_BUFFERS and each start setting run, flows starting together first; records without a start
     setting are :data:`TOGETHER`'s."""
     rows = [{**r, "starts": r.get("starts", TOGETHER)} for r in rows]
-    starts = sorted({r["starts"] for r in rows}, key=lambda s: (s != TOGETHER, s))
+    starts = sorted({r["starts"] for r in rows}, key=starts_order)
     out = []
     for b in B34_BUFFERS:
         for st in starts:
@@ -630,9 +640,9 @@ def b3_figure(c: Campaign) -> Any:
     runs = ok_runs(c)
     runs["variant"] = run_variants(c, runs)
     runs["buffer_bdp"] = swept_buffer(c, runs)
-    runs["starts"] = [start_setting(v) for v in runs.get("flows[0].start", [None] * len(runs))]
+    runs["starts"] = run_starts(runs)
     first = runs[(runs["repeat"] == 0) & (runs["buffer_bdp"] == runs["buffer_bdp"].max())]
-    first = first.sort_values("starts", key=lambda col: [(s != TOGETHER, s) for s in col])
+    first = first.sort_values("starts", key=lambda col: [starts_order(s) for s in col])
     fig, axes = new_figure(2 * len(first), width=4.5, sharey=False)
     for i, (_, row) in enumerate(first.iterrows()):
         fl = c.query(
