@@ -512,13 +512,13 @@ def start_setting(start: Any) -> str:
     its table)."""
     import json
 
+    from ..spec.units import parse_time
+
     if not isinstance(start, str) or not start.startswith("{"):
         return TOGETHER
     table = json.loads(start)
-    lo, hi = str(table["lo"]), str(table["hi"])
-    if all(t.endswith("s") and t[-2:-1].isdigit() for t in (lo, hi)):
-        return f"starts spread over {lo[:-1]}-{hi[:-1]} s"
-    return f"starts spread over {lo}-{hi}"
+    lo, hi = (parse_time(table[k]) / 1e9 for k in ("lo", "hi"))
+    return f"starts spread over {lo:g}-{hi:g} s"
 
 
 def run_starts(runs: pd.DataFrame) -> list[str]:
@@ -916,14 +916,16 @@ LARGE_WINDOWS_BPS = 100e6
 windows of the slide "Quantisation issues at low cwnds" (1 Mbit/s)."""
 
 
-def b6_cases(rows: Sequence[Mapping[str, Any]]) -> list[tuple[float, str, str]]:
-    """B6's cases run: (link rate, buffer, words), large windows first, each rate's buffers in the
-    order run."""
+def b6_spreads(values: Mapping[str, Values]) -> list[tuple[float, str, str, dict[str, Any]]]:
+    """B6's cases run for the pair of CUBIC 2.6 flows: (link rate, buffer, words, :func:`start_spread`
+    of the split over the start times), large windows first, each rate's buffers in the order run."""
+    rows = [r for r in values["B6"]["runs"] if r["short"] == "CUBIC 2.6" and r["long"] == "CUBIC 2.6"]
     cases = dict.fromkeys((float(r["rate_bps"]), str(r["buffer"])) for r in rows)
     out = []
     for rate, buf in sorted(cases, key=lambda c: -c[0]):
         size = "large" if rate >= LARGE_WINDOWS_BPS else "small"
-        out.append((rate, buf, f"at {size} windows ({rate / 1e6:g} Mbit/s, {buf})"))
+        sp = start_spread([r for r in rows if r["rate_bps"] == rate and r["buffer"] == buf])
+        out.append((rate, buf, f"at {size} windows ({rate / 1e6:g} Mbit/s, {buf})", sp))
     return out
 
 
@@ -933,25 +935,21 @@ def b6_judge(values: Mapping[str, Values]) -> list[Part]:
     point): for two CUBIC 2.6 flows (16 ms and 160 ms, the RTTs of Rhee's answer, item 10; the
     slides give none) the 16 ms / 160 ms throughput ratio over the start times run (both orders,
     the later flow 10, 20, 30 or 45 s after the first) spans at least ORDER_FACTOR (largest over
-    smallest). Judged per case (:func:`b6_cases`): at large windows (250 Mbit/s) with each buffer
+    smallest). Judged per case (:func:`b6_spreads`): at large windows (250 Mbit/s) with each buffer
     run (the slides give none: 20 % and 100 % of the 160 ms flow's BDP, as B2-B4 run theirs), and at
     the small windows of the slide "Quantisation issues at low cwnds" (1 Mbit/s, 13 KB buffer).
     The slides say start times, not start order: one offset in each order would judge an artefact
     of that offset. The runs draw no random numbers, so each start time is one run. That
     quantisation is an issue at low cwnds is a slide's title, with no result to test."""
-    rows = [r for r in values["B6"]["runs"] if r["short"] == "CUBIC 2.6" and r["long"] == "CUBIC 2.6"]
-    parts = []
-    for rate, buf, what in b6_cases(rows):
-        sp = start_spread([r for r in rows if r["rate_bps"] == rate and r["buffer"] == buf])
-        parts.append(
-            Part(
-                f"the split depends on the flows' start times {what}",
-                sp["spread"] >= ORDER_FACTOR,
-                f"16 ms / 160 ms throughput {sp['min']:.2f}-{sp['max']:.2f} over the start times (spread "
-                f"{sp['spread']:.2f}); {fmt_starts(sp)}",
-            )
+    return [
+        Part(
+            f"the split depends on the flows' start times {what}",
+            sp["spread"] >= ORDER_FACTOR,
+            f"16 ms / 160 ms throughput {sp['min']:.2f}-{sp['max']:.2f} over the start times (spread "
+            f"{sp['spread']:.2f}); {fmt_starts(sp)}",
         )
-    return parts
+        for _, _, what, sp in b6_spreads(values)
+    ]
 
 
 def rtt_ratio_figure(rows: Sequence[Mapping[str, Any]], ylabel: str) -> Any:

@@ -647,15 +647,11 @@ def _settle_rtt(values: Mapping[str, Values], backend: str = "sim") -> str:
     H-TCP and NewReno pairs (C4); the rebuttal's item 9 (at a 10-fold RTT ratio the throughput shares
     are "very reasonable", no number) beside B3's UNFAIR bound at each large-window buffer, unjudged;
     and which side the model supports where."""
-    from .leith_2007 import LARGE_WINDOWS_BPS, b6_cases, b6_judge
+    from .leith_2007 import LARGE_WINDOWS_BPS, b6_judge, b6_spreads
 
-    rows = [r for r in values["B6"]["runs"] if r["short"] == "CUBIC 2.6" and r["long"] == "CUBIC 2.6"]
-    spreads = [
-        (rate, buf, start_spread([r for r in rows if r["rate_bps"] == rate and r["buffer"] == buf]))
-        for rate, buf, _ in b6_cases(rows)
-    ]
-    large = [(f"at {rate / 1e6:g} Mbit/s with {buf}", sp) for rate, buf, sp in spreads if rate >= LARGE_WINDOWS_BPS]
-    small = [(f"at {rate / 1e6:g} Mbit/s with {buf}", sp) for rate, buf, sp in spreads if rate < LARGE_WINDOWS_BPS]
+    spreads = b6_spreads(values)
+    large = [(f"at {rate / 1e6:g} Mbit/s with {buf}", sp) for rate, buf, _, sp in spreads if rate >= LARGE_WINDOWS_BPS]
+    small = [(f"at {rate / 1e6:g} Mbit/s with {buf}", sp) for rate, buf, _, sp in spreads if rate < LARGE_WINDOWS_BPS]
     pair = _pair_spreads(values["C4"]["runs"])
 
     def rng(sp: Mapping[str, Any]) -> str:
@@ -730,8 +726,9 @@ def _settle_cwnd(values: Mapping[str, Values], backend: str = "sim") -> str:
     pr = c2_premise(values["C2"])
     b3_said, b3_side = [], []
     settings = b3_settings(values["B3"]["runs"])
+    several_starts = len({st for _, st, _ in settings}) > 1
     for b, st, rows in settings:
-        where = f"{100 * b:g} % BDP" + (f", {st}" if len({s for _, s, _ in settings}) > 1 else "")
+        where = f"{100 * b:g} % BDP" + (f", {st}" if several_starts else "")
         cw = [float(r["cwnd_s"]) for r in rows]
         rt = [float(r["rate_s"]) for r in rows]
         b3_said.append(
