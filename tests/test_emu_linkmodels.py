@@ -19,7 +19,7 @@ import ccarena
 import pytest
 from ccarena.backends import emu as emulate
 from ccarena.spec import SpecError
-from test_emu import assert_clean, attempts, cli, write
+from test_emu import assert_clean, attempts, cli, wait_for_quiet_host, write
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the emu backend needs root (namespaces, TUN devices)"),
@@ -116,7 +116,13 @@ def test_compare_over_a_trace_driven_link_agrees_with_the_simulator(cc: str, tra
         assert forward(emu)["utilization"] > 0.7, msg
         assert_agree(sim, emu, msg)
 
-    attempts(1 if cc == "bbr" and trace == SQUARE else 2, check)
+    if cc == "bbr" and trace == SQUARE:
+        # The expected miss (10-28 %) is far beyond what a few ms of stolen time moves, so it is
+        # measured once: retrying a failure on a noisy host would only spend time.
+        wait_for_quiet_host()
+        check()
+    else:
+        attempts(2, check)
     assert_clean()
 
 
