@@ -2,7 +2,7 @@
 //!
 //! Sources: L. Xu, K. Harfoush, I. Rhee, "Binary increase congestion control
 //! (BIC) for fast long-distance networks", IEEE INFOCOM 2004; Linux
-//! `tcp_bic.c` (S. Hemminger, modern version). Reference: `loss-based.md` §2.
+//! `tcp_bic.c` (S. Hemminger, modern version).
 //!
 //! BIC in a nutshell: after a loss at W_max it binary-searches back towards
 //! W_max, jumping a quarter of the remaining distance per RTT (at most Smax
@@ -312,7 +312,8 @@ mod tests {
         assert_eq!(Bic::new(BicConfig::default()).beta, 819);
     }
 
-    // loss-based.md §2.5 table: cnt and growth per RTT (= cwnd/cnt) near W_max.
+    // Linux `bictcp_update`, worked by hand: cnt and growth per RTT
+    // (= cwnd/cnt) near W_max.
     #[test]
     fn increment_table_near_w_max() {
         let rows: &[(u32, u32, u32, f64)] = &[
@@ -333,7 +334,7 @@ mod tests {
         }
     }
 
-    // §2.4 / §2.5 loss vectors.
+    // Worked examples of Linux `bictcp_recalc_ssthresh`.
     #[test]
     fn ssthresh_and_fast_convergence() {
         let mut c = Bic::new(BicConfig::default());
@@ -353,13 +354,13 @@ mod tests {
         assert_eq!(c.last_max_cwnd, 90);
     }
 
-    // §2.5 fluid trajectory from 79 towards W_max = 100 (cnt evaluated once
-    // per RTT): 84.3, 88.3, 91.3, 93.3, then +0.2 per RTT: the integer
-    // dist = (W_max − cwnd)/4 reaches 1 at 93–96, so Linux BIC plateaus a few
-    // packets below W_max. Per ACK, Linux recomputes cnt whenever cwnd
-    // changes, so the jump shrinks within the RTT: from 79, 15 ACKs → 80
-    // (cnt 16), 16 → 81 (dist 4, cnt 20), 20 → 82, 20 → 83 with 8 ACKs
-    // left: 83, then 86, 89, 91, up to 2.3 below the fluid values.
+    // Fluid trajectory, worked by hand, from 79 towards W_max = 100 (cnt
+    // evaluated once per RTT): 84.3, 88.3, 91.3, 93.3, then +0.2 per RTT:
+    // the integer dist = (W_max − cwnd)/4 reaches 1 at 93–96, so Linux BIC
+    // plateaus a few packets below W_max. Per ACK, Linux recomputes cnt
+    // whenever cwnd changes, so the jump shrinks within the RTT: from 79,
+    // 15 ACKs → 80 (cnt 16), 16 → 81 (dist 4, cnt 20), 20 → 82, 20 → 83 with
+    // 8 ACKs left: 83, then 86, 89, 91, up to 2.3 below the fluid values.
     #[test]
     fn binary_search_trajectory() {
         let mut c = bic_at(100);

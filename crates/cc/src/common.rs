@@ -71,7 +71,8 @@ mod tests {
         tp
     }
 
-    // tcp-core.md TV-C1: IW10, ACK every segment, cwnd doubles per RTT.
+    // TV-C1 (Linux `tcp_slow_start` in tcp_cong.c, worked by hand): IW10,
+    // ACK every segment, cwnd doubles per RTT.
     #[test]
     fn slow_start_doubles_per_rtt() {
         let mut tp = sock(10, crate::INFINITE_SSTHRESH);

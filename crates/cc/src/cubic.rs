@@ -4,9 +4,8 @@
 //! Sources: RFC 9438 (2023); Ha, Rhee, Xu, "CUBIC: a new TCP-friendly
 //! high-speed TCP variant", ACM SIGOPS OSR 42(5), 2008; Linux `tcp_cubic.c`;
 //! the 2.6.18 stable patch "tcp: cubic scaling error" (S. Hemminger, S. Ha,
-//! 2006). Reference: `loss-based.md` §1 (constants §1.1, RFC 9438 §1.3–1.6,
-//! the Linux algorithm and its history §1.8, HyStart §1.9, test vectors
-//! §1.11).
+//! 2006); HyStart as Linux implements it (Ha & Rhee, "Taming the elephants:
+//! new TCP slow start", Computer Networks, 2011).
 //!
 //! CUBIC in a nutshell (RFC 9438 §4):
 //!
@@ -35,9 +34,8 @@
 //! = Smax * rtt / 0.1"), the same v2.0 code in Linux 2.6.20's and 2.6.21's
 //! `tcp_cubic.c` (the cap applied whenever delay_min is known, beside the
 //! scaling fix; 2.6.22's v2.1 no longer applies it), its parent `tcp_bic.c`
-//! (`max_increment = 16`, BIC's Smax), `loss-based.md` §1.8 ("History kept
-//! for reproducibility"). With `scaling_bug_2_6_18` the bug's own (unscaled)
-//! cap applies instead.
+//! (`max_increment = 16`, BIC's Smax). With `scaling_bug_2_6_18` the bug's
+//! own (unscaled) cap applies instead.
 //!
 //! `scaling_bug_2_6_18 = true` (Linux mode only) reproduces CUBIC v2.0 as
 //! shipped up to 2.6.18 (fixed for 2.6.19 and 2.6.18.x stable): the cubic
@@ -59,7 +57,7 @@
 //! acked. v2.0 also counted ACKs towards cnt but divided cnt by its running
 //! estimate of packets per ACK (`delayed_ack`), which gives the per-packet
 //! count used here. Sources: Linux 2.6.20's and 2.6.21's `tcp_cubic.c`
-//! (`bictcp_update`, `bictcp_acked`); `loss-based.md` §1.8.
+//! (`bictcp_update`, `bictcp_acked`).
 //!
 //! Linux mode arithmetic is Linux's fixed point:
 //!
@@ -644,7 +642,7 @@ impl Cubic {
         let cwnd = tp.snd_cwnd as f64;
         let r = &mut self.rfc;
         if self.epoch_start == 0 {
-            // First ACK of a congestion-avoidance stage (§4.2, §4.3).
+            // First ACK of a congestion-avoidance stage (RFC 9438 §4.2, §4.3).
             self.epoch_start = now.max(1);
             r.cwnd_epoch = cwnd;
             if r.w_max <= cwnd {
@@ -767,7 +765,7 @@ impl CongestionControl for Cubic {
     }
 
     /// Linux `cubictcp_state`: an RTO forgets everything. In rfc9438 mode
-    /// (§4.8) the next stage starts with K = 0 and W_max = cwnd_epoch;
+    /// (RFC 9438 §4.8) the next stage starts with K = 0 and W_max = cwnd_epoch;
     /// cwnd_prior is kept.
     fn set_state(&mut self, tp: &mut Sock, new_state: CaState) {
         if new_state == CaState::Loss {
@@ -855,7 +853,7 @@ mod tests {
     #[test]
     fn defaults_match_linux_fixed_point() {
         let c = cubic();
-        // loss-based.md §1.1/§1.8: beta 717, cube_rtt_scale 41·10 = 410,
+        // Linux defaults and `cubictcp_register`: beta 717, cube_rtt_scale 41·10 = 410,
         // cube_factor = 2^40/410 = 2681735677, beta_scale = 8·1741/3/307 = 15.
         assert_eq!(c.beta, 717);
         assert_eq!(c.cube_rtt_scale, 410);
@@ -891,7 +889,8 @@ mod tests {
         );
     }
 
-    // CV5 (loss-based.md §1.11): Linux integer ssthresh and fast convergence.
+    // CV5 (worked by hand): Linux integer ssthresh and fast convergence
+    // (`cubictcp_recalc_ssthresh`).
     #[test]
     fn cv5_ssthresh_and_fast_convergence() {
         let mut c = cubic();
@@ -991,8 +990,9 @@ mod tests {
         }
     }
 
-    // §1.8: t = now − epoch_start + delay_min, so the first update of an epoch
-    // already looks one RTT ahead. W_max 100, cwnd 70, K = 4317:
+    // Linux `bictcp_update`: t = now − epoch_start + delay_min, so the first
+    // update of an epoch already looks one RTT ahead. W_max 100, cwnd 70,
+    // K = 4317:
     // * delay_min 0: t = 0, offs = 4317, delta = 410·4317³ >> 40 = 30.0 → 30,
     //   target = 70 = cwnd → cnt = 100·70 = 7000.
     // * delay_min 100 ms: t = (100000 << 10)/10⁶ = 102, offs = 4215,
@@ -1018,7 +1018,8 @@ mod tests {
         assert_eq!(c.cnt, 20);
     }
 
-    // §1.8 / §1.1 "target clamp": cnt ≥ 2, so at most +1 per 2 packets acked.
+    // Linux `bictcp_update`'s counterpart of RFC 9438's target clamp: cnt ≥ 2,
+    // so at most +1 per 2 packets acked.
     // 20 s into an epoch with W_max 100, K = 4317: t = 20480, offs = 16163,
     // delta = 410·16163³ >> 40 = 1574, target = 1674,
     // cwnd/(target − cwnd) = 71/1603 = 0 → raised to 2.
@@ -1079,7 +1080,7 @@ mod tests {
         (c, out)
     }
 
-    // CV1 (loss-based.md §1.11): loss at cwnd 100 → 70, W_max 100, K = 4.217 s,
+    // CV1 (RFC 9438's formulas by hand): loss at cwnd 100 → 70, W_max 100, K = 4.217 s,
     // W(t) = 0.4(t − K)³ + 100. Linux aims one min RTT ahead (target W(t + RTT),
     // reached within the RTT), so cwnd at time t tracks W(t)..W(t + RTT):
     // with RTT 0.1 s, W(2.1) = 96.20, W(K + 0.1) = 100.0004, W(6.1) = 102.67.
@@ -1411,7 +1412,7 @@ mod tests {
         assert!(e.is_err());
     }
 
-    // RFC 9438 mode, CV1 (loss-based.md §1.11): loss at 100 with a full
+    // RFC 9438 mode, CV1 (RFC 9438's formulas by hand): loss at 100 with a full
     // flight → ssthresh ⌊100·0.7002⌋ = 70, K = cbrt(30/0.4) = cbrt(75) =
     // 4.2172 s. With RTT 100 ms the Reno estimate (70 + 0.53 per RTT, 75.3 at
     // 1 s) stays below W_cubic (86.7 at 1 s): the cubic region, where cwnd
@@ -1486,7 +1487,7 @@ mod tests {
         assert!(linux < got[1] - 10, "Linux {linux} vs RFC {}", got[1]);
     }
 
-    // §4.2 target clamp: deep in the convex region (20 s into an epoch with
+    // RFC 9438 §4.2 target clamp: deep in the convex region (20 s into an epoch with
     // W_max 100) W_cubic is thousands of packets away, but the target is at
     // most 1.5·cwnd: +0.5 per packet acked, so one window of ACKs at cwnd 70
     // adds exactly 35.
@@ -1506,7 +1507,7 @@ mod tests {
         assert_eq!(tp.snd_cwnd, 105);
     }
 
-    // §4.6: ssthresh = β·flight_size; W_max and cwnd_prior from cwnd.
+    // RFC 9438 §4.6: ssthresh = β·flight_size; W_max and cwnd_prior from cwnd.
     #[test]
     fn rfc_ssthresh_from_flight_size() {
         for (out, ss) in [(50u32, 35u32), (100, 70), (0, 70), (200, 70), (2, 2)] {
@@ -1519,7 +1520,7 @@ mod tests {
         }
     }
 
-    // §4.8: after a timeout the next stage starts with K = 0, W_max =
+    // RFC 9438 §4.8: after a timeout the next stage starts with K = 0, W_max =
     // cwnd_epoch and W_est = cwnd_epoch; cwnd_prior is kept.
     #[test]
     fn rfc_timeout_restarts_curve_at_cwnd() {
@@ -1537,7 +1538,7 @@ mod tests {
         assert_eq!((c.rfc.w_max, c.rfc.k_s, c.rfc.cwnd_epoch, c.rfc.w_est.floor()), (80.0, 0.0, 80.0, 80.0));
     }
 
-    // §4.10: a HyStart exit sets cwnd_prior = cwnd, and the first stage has
+    // RFC 9438 §4.10: a HyStart exit sets cwnd_prior = cwnd, and the first stage has
     // K = 0 and W_max = cwnd_epoch; W_est ≥ cwnd_prior at once, so α = 1.
     #[test]
     fn rfc_hystart_exit_sets_cwnd_prior() {
@@ -1551,8 +1552,9 @@ mod tests {
         assert_eq!(c.rfc.alpha, 1.0);
     }
 
-    // §1.8 history: the 2.6.18 coefficient is (41 << 3)/10 = 32, i.e.
-    // C = 0.031, 12.8× too small, while K still uses cube_factor for 410:
+    // Patch "tcp: cubic scaling error": the 2.6.18 coefficient is
+    // (41 << 3)/10 = 32, i.e. C = 0.031, 12.8× too small, while K still
+    // uses cube_factor for 410:
     // K for ΔW = 30 stays 4317 (4.216 s). Over 4 s the cubic term is then
     // 32·4096³ >> 40 = 2 packets instead of 410·4096³ >> 40 = 25.
     #[test]
@@ -1572,10 +1574,11 @@ mod tests {
         assert_eq!(c.cube_rtt_scale, 410);
     }
 
-    // §1.8 history, the effect: after a loss at 1000 (RTT 100 ms) the v2.0
-    // cap with an unscaled delay_min allows 20·0.1 = 2 packets per RTT, so
-    // cwnd climbs linearly, 700 + 20·t, instead of following W_cubic (CV2:
-    // 972.7 at 5 s): "grows too slowly".
+    // The bug's effect (derived from the v2.0 code, not stated in the patch):
+    // after a loss at 1000 (RTT 100 ms) the v2.0 cap with an unscaled
+    // delay_min allows 20·0.1 = 2 packets per RTT, so cwnd climbs linearly,
+    // 700 + 20·t, instead of following W_cubic (CV2: 972.7 at 5 s): what
+    // D. Leith reported before the patch as "grows too slowly".
     #[test]
     fn scaling_bug_grows_two_packets_per_rtt_at_100ms() {
         let cfg = CubicConfig { scaling_bug_2_6_18: true, ..Default::default() };
@@ -1590,7 +1593,7 @@ mod tests {
         assert!((930..=990).contains(&got[0]), "cwnd(5 s) at 10 ms {}", got[0]);
     }
 
-    // §1.8 history: CUBIC v2.0's cap min_cnt = cwnd·HZ·8/(10·max_increment·
+    // Linux 2.6.13–2.6.18: CUBIC v2.0's cap min_cnt = cwnd·HZ·8/(10·max_increment·
     // delay_min), delay_min in jiffies·8 (HZ = 1000). For cwnd 1000 and
     // max_increment 16: at 100 ms (delay_min 800) 8e6/128e3 = 62.5 → 62,
     // i.e. ≤ 16 packets per RTT; at 10 ms (delay_min 80) 625, 1.6 per RTT.
@@ -1665,7 +1668,7 @@ mod tests {
         tp.snd_cwnd
     }
 
-    // §1.8 history, Linux 2.6.20/2.6.21 bictcp_update: while loss_cwnd == 0,
+    // CUBIC v2.0, Linux 2.6.20/2.6.21 bictcp_update: while loss_cwnd == 0,
     // cnt = 50 whatever the cubic function and the cap say; a loss ends it
     // and a timeout (which resets everything) brings it back.
     #[test]
@@ -1708,8 +1711,9 @@ mod tests {
         assert!(v2_3 >= 1100, "v2.3 cwnd after 50 RTTs {v2_3}");
     }
 
-    // §1.8: the Reno estimate grows by 1 per cwnd·beta_scale/8 counted units;
-    // v2.3 counts packets acked, v2.0 counted ACKs. With beta 717
+    // Linux `bictcp_update`: the Reno estimate grows by 1 per
+    // cwnd·beta_scale/8 counted units; v2.3 counts packets acked, v2.0
+    // counted ACKs. With beta 717
     // (beta_scale 15) and 2 packets per ACK, one window of ACKs
     // (cwnd/2 ACKs, cwnd packets) adds 8/15 = 0.53 packets to tcp_cwnd when
     // counting packets and 0.27 when counting ACKs.

@@ -3,9 +3,9 @@
 //! Source: C. Jin, D. X. Wei, S. H. Low, "FAST TCP: motivation, architecture,
 //! algorithms, performance", IEEE INFOCOM 2004 (also Caltech technical report
 //! CaltechCSTR:2003.010). FAST is not in mainline Linux, so there is no
-//! kernel behaviour to follow; reference: `loss-based.md` §6 (rule §6.1,
-//! test vectors §6.2). The paper was not re-opened for the reference, and
-//! several details below are marked there as unconfirmed.
+//! kernel behaviour to follow. The paper was not re-opened when the rule
+//! below was written down, and several details below are marked as not
+//! confirmed against it.
 //!
 //! ```text
 //!  baseRTT = minimum RTT seen                       (propagation delay)
@@ -16,15 +16,15 @@
 //!  equilibrium:    w · (1 − baseRTT/RTT) = α        (α packets queued per flow)
 //! ```
 //!
-//! How this file applies the rule (choices of ours where the reference is
-//! silent or unconfirmed, each a plain reading of the paper's model):
+//! How this file applies the rule (choices of ours where the rule as recalled
+//! is silent or unconfirmed, each a plain reading of the paper's model):
 //!
 //! * **Update period**: once per RTT, when the ACK of the first packet sent
 //!   after the previous update arrives (as Linux Vegas delimits its RTTs).
 //!   The paper's prototype updates on a fixed period (unconfirmed).
 //! * **Averaged RTT**: an EWMA over every RTT sample with gain `rtt_gain`
-//!   (default 1/8, the gain of RFC 6298's SRTT; the paper's own weight is not
-//!   in the reference).
+//!   (default 1/8, the gain of RFC 6298's SRTT; the paper's own weight was not
+//!   checked).
 //! * **Applying w**: a decrease takes effect at once; an increase is released
 //!   over the next RTT as ACKs arrive, at most one packet per packet
 //!   acknowledged (so the 2w cap grows no faster than slow start and does not
@@ -35,14 +35,16 @@
 //!   (ssthresh = cwnd) and the FAST rule takes over. The per-RTT minimum, as
 //!   in Vegas, ignores the short queues slow start's bursts make.
 //! * **Loss**: Reno (halve, via the sender's recovery), and the FAST rule
-//!   resumes from the reduced window on returning to Open (reference:
-//!   "Reno-like", unconfirmed). Outside Open state the window grows as Reno.
+//!   resumes from the reduced window on returning to Open (FAST's loss
+//!   handling recalled as "Reno-like", not confirmed against the paper).
+//!   Outside Open state the window grows as Reno.
 //! * **Not cwnd-limited**: w is not raised (it could not be measured).
 
 use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CaState, CongestionControl, Sock, MAX_METRICS};
 
-/// FAST's parameters. The paper's values are unconfirmed (reference §6.1).
+/// FAST's parameters. The values attributed to the paper were not confirmed
+/// against it.
 pub static PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "alpha",
@@ -60,7 +62,7 @@ pub static PARAMS: &[ParamSpec] = &[
         name: "rtt_gain",
         kind: ParamKind::Float { min: 0.001, max: 1.0 },
         default: ParamDefault::Float(0.125),
-        doc: "EWMA gain of the averaged RTT per sample (dimensionless); 1/8 = RFC 6298's SRTT gain (ours: the paper's weight is not in the reference)",
+        doc: "EWMA gain of the averaged RTT per sample (dimensionless); 1/8 = RFC 6298's SRTT gain (our choice; the paper's own weight was not checked)",
     },
 ];
 
@@ -88,7 +90,7 @@ impl FastConfig {
     }
 }
 
-/// §6.1: one FAST window update, packets.
+/// One FAST window update (the paper's rule), packets.
 /// `w ← min{2w, (1 − γ)·w + γ·(baseRTT/RTT · w + α)}`.
 pub fn fast_update(w: f64, base_rtt: f64, rtt: f64, alpha: f64, gamma: f64) -> f64 {
     (2.0 * w).min((1.0 - gamma) * w + gamma * (base_rtt / rtt * w + alpha))
@@ -154,7 +156,7 @@ impl Fast {
         self.w * (1.0 - self.base_rtt_us as f64 / self.avg_rtt_us)
     }
 
-    /// The once-per-RTT update (§6.1).
+    /// The once-per-RTT update (the paper's rule).
     fn update(&mut self, tp: &mut Sock) {
         let base = self.base_rtt_us as f64;
         if tp.in_slow_start() {
@@ -192,7 +194,8 @@ impl CongestionControl for Fast {
         self.enable(tp);
     }
 
-    /// Reno's halving (reference §6.1: "Reno-like", unconfirmed).
+    /// Reno's halving (FAST's loss handling recalled as "Reno-like", not
+    /// confirmed against the paper).
     fn ssthresh(&mut self, tp: &Sock) -> u32 {
         common::reno_ssthresh(tp)
     }
@@ -299,7 +302,7 @@ mod tests {
         assert_eq!(FastConfig::from_params(&p), FastConfig::default());
     }
 
-    // §6.2: baseRTT 100 ms, RTT 120 ms held constant, w = 1000, α = 200,
+    // The rule by hand: baseRTT 100 ms, RTT 120 ms held constant, w = 1000, α = 200,
     // γ = 0.5: 0.5·1000 + 0.5·(1000/1.2 + 200) = 1016.67, then 1031.94,
     // 1045.95, 1058.79, 1070.55, 1081.34; fixed point α/(1 − 100/120) = 1200.
     #[test]

@@ -3,7 +3,7 @@
 //! Sources: S. Floyd, RFC 3649 "HighSpeed TCP for large congestion windows"
 //! (2003, Experimental); Linux `tcp_highspeed.c` (J. Heffner), whose table is
 //! "from RFC 3649 appendix B, with fixed-point MD scaled <<8"; RFC 3742
-//! (Limited Slow-Start). Reference: `loss-based.md` §3.
+//! (Limited Slow-Start).
 //!
 //! HSTCP in a nutshell: AIMD whose increase a(w) and decrease b(w) depend on
 //! the window, chosen so that the response function is a straight line on a
@@ -330,7 +330,7 @@ mod tests {
         w * w * p * 2.0 * b / (2.0 - b)
     }
 
-    // `aimd = "rfc3649"` reproduces the §3.3 formula rows (exact p(w)):
+    // `aimd = "rfc3649"` reproduces RFC 3649 §5's formula values (exact p(w)):
     // a = 1.00, 1.82, 7.86, 29.6, 72.5 and b = 0.500, 0.450, 0.330, 0.210,
     // 0.100 at w = 38, 100, 1000, 10 000, 83 000; held above 83 000.
     #[test]
@@ -353,7 +353,7 @@ mod tests {
     }
 
     // RFC mode: ssthresh = cwnd − round(cwnd·b(cwnd)): 1000·(1 − 0.330) = 670 (the
-    // §3.5 formula value; Linux's table gives 676), 100·0.55 = 55 (table: 57),
+    // RFC 3649 formula value; Linux's table gives 676), 100·0.55 = 55 (table: 57),
     // 38 → 19.
     #[test]
     fn rfc3649_ssthresh_and_growth() {
@@ -383,8 +383,8 @@ mod tests {
         assert_eq!(HighSpeedConfig::from_params(&p), HighSpeedConfig::default());
     }
 
-    // loss-based.md §3.3 rows: w, formula b(w), formula a(w) (with p(w) ≈
-    // 0.078/w^1.2), a(w) with the exact p(w), Linux a, Linux md.
+    // Rows: w, RFC 3649 §5's b(w), its a(w) (with p(w) ≈ 0.078/w^1.2),
+    // a(w) with the exact p(w), Linux a, Linux md.
     #[test]
     fn a_and_b_rows() {
         let rows: &[(u32, f64, f64, f64, u32, u32)] = &[
@@ -397,7 +397,7 @@ mod tests {
         for &(w, b, a, a_exact, linux_a, linux_md) in rows {
             let h = at(w);
             assert_eq!((h.a(), h.md()), (linux_a, linux_md), "w = {w}");
-            // The reference's formula values are reproduced ...
+            // RFC 3649 §5's formula values are reproduced ...
             assert!((b_rfc(w as f64) - b).abs() < 0.0015, "b({w}) = {}", b_rfc(w as f64));
             assert!((a_rfc(w as f64) - a_exact).abs() / a_exact < 0.01, "a({w}) = {}", a_rfc(w as f64));
             // ... and Linux's table is within one packet of a(w) and 0.015 of b(w).
@@ -415,7 +415,7 @@ mod tests {
         assert_eq!(h.a(), 1);
     }
 
-    // §3.5: w = 1000 → 1000 − (1000·83 >> 8) = 676; w = 10000 → 7969;
+    // Linux's table: w = 1000 → 1000 − (1000·83 >> 8) = 676; w = 10000 → 7969;
     // w = 38 → 19 (Reno).
     #[test]
     fn ssthresh_vectors() {
@@ -436,7 +436,7 @@ mod tests {
         tp.snd_cwnd
     }
 
-    // §3.5: growth at w = 1000 is +8 per RTT with one ACK per packet
+    // Linux's table: growth at w = 1000 is +8 per RTT with one ACK per packet
     // (a(1000) = 8; 8000 credits buy 1000 + … + 1006, so +7 and most of the
     // 8th). With delayed ACKs Linux grows half as fast (a(w) per ACK),
     // packet counting as fast.

@@ -2,7 +2,6 @@
 //!
 //! Sources: D. Leith, R. Shorten, "H-TCP: TCP for high-speed and
 //! long-distance networks", PFLDnet 2004; Linux `tcp_htcp.c` (B. Even).
-//! Reference: `loss-based.md` §5.
 //!
 //! H-TCP in a nutshell: the additive increase grows with the time Δ since the
 //! last congestion event, and the backoff adapts to the queueing delay.
@@ -394,7 +393,7 @@ mod tests {
         assert_eq!(HtcpConfig::from_params(&p), HtcpConfig::default());
     }
 
-    // loss-based.md §5.3: Linux α per RTT at Δ = 0.5 … 11 s for
+    // Linux `htcp_alpha_update`, worked by hand: α per RTT at Δ = 0.5 … 11 s for
     // (RTT_min 100 ms, β 0.5), (100 ms, β 102/128), (20 ms, β 0.5). At Δ = 2 s
     // the paper's α_H = 1 + 10 + 0.25 = 11.25; Linux's integer factor gives
     // 1 + (10·1000 + 500²/1000)/1000 = 11, so α = 2·11·(128 − 64)/128 = 11.0.
@@ -416,7 +415,7 @@ mod tests {
             assert!((alpha_at(d, 100, BETA_MAX) - a_100_08).abs() < 0.05, "Δ = {d}, 100 ms, β 0.8");
             assert_eq!(alpha_at(d, 20, BETA_MIN), a_20, "Δ = {d}, 20 ms, β 0.5");
         }
-        // Δ exactly 2 s, the brief's vector.
+        // Δ exactly 2 s: Linux's 11.0 (the paper's α_H is 11.25).
         assert_eq!(alpha_at(2.0, 100, BETA_MIN), 11.0);
         // RTT scaling off: α does not depend on RTT_min.
         let mut h = Htcp::new(HtcpConfig { use_rtt_scaling: false, ..Default::default() });
@@ -429,8 +428,9 @@ mod tests {
         assert_eq!(alpha_at(2.0, 500, BETA_MIN), 22.0);
     }
 
-    // §5.3 β vectors: RTT_min 100, RTT_max 150 → 12800/150 = 85 (0.664), and
-    // RTT_max fades to 100 + 50·0.95 = 147. ssthresh(1000) = 1000·85 >> 7 = 664.
+    // Linux `htcp_beta_update`, worked by hand: RTT_min 100, RTT_max 150 →
+    // 12800/150 = 85 (0.664), and RTT_max fades to 100 + 50·0.95 = 147.
+    // ssthresh(1000) = 1000·85 >> 7 = 664.
     #[test]
     fn adaptive_backoff() {
         let mut h = Htcp::new(HtcpConfig::default());
@@ -464,8 +464,9 @@ mod tests {
         assert_eq!((h.beta, h.modeswitch), (BETA_MIN, true));
     }
 
-    // §5.3: maxB jumping from 100 to 130 (> 1.2×) → β = 0.5 and the mode
-    // switch is cleared; 100 → 115 keeps the adaptive value.
+    // Linux `htcp_beta_update`: maxB jumping from 100 to 130 (> 1.2×) →
+    // β = 0.5 and the mode switch is cleared; 100 → 115 keeps the adaptive
+    // value.
     #[test]
     fn bandwidth_switch() {
         for (new, beta, modeswitch) in

@@ -4,7 +4,7 @@
 //! delay-based congestion control algorithm for high-speed networks",
 //! Performance Evaluation 65(6–7), 2008 (VALUETOOLS 2006); Linux
 //! `tcp_illinois.c` (S. Hemminger, S. Liu), "implemented from description in
-//! paper and ns-2 simulation". Reference: `loss-based.md` §9.
+//! paper and ns-2 simulation".
 //!
 //! Illinois in a nutshell: loss decides *when* to back off, delay decides
 //! *how much* to grow and to back off. Once per RTT, from the average
@@ -327,7 +327,8 @@ mod tests {
         assert_eq!(IllinoisConfig::from_params(&p), IllinoisConfig::default());
     }
 
-    // loss-based.md §9.3, d_m = 100 ms: d_a, α (×128), β (×64), ssthresh(100).
+    // Linux's integer arithmetic worked by hand, d_m = 100 ms: d_a,
+    // α (×128), β (×64), ssthresh(100).
     #[test]
     fn alpha_beta_vectors() {
         let rows: &[(i64, u32, u32, u32)] = &[

@@ -7,9 +7,12 @@
 //! §2.4 (pseudo-code) and §2.5 (parameter values); P. Balasubramanian,
 //! O. Ertugay, D. Havey, M. Bagnulo, "LEDBAT++: Congestion Control for
 //! Background Traffic", draft-irtf-iccrg-ledbat-plus-plus-01, §4.1–§4.5.
-//! Reference: `l4s-and-modern-cc.md` §7 (constants §7.1, delay §7.2, window
-//! update §7.3, LEDBAT++ §7.4, test vectors §7.5). The LEDBAT++ rules were
-//! checked a second time against Apple's XNU `bsd/netinet/tcp_ledbat.c`
+//! Their rules as used here come from implementations: RFC 6817's
+//! pseudo-code and values as quoted by two uTP libraries (Go, Erlang) and
+//! ns-3's `src/internet/model/tcp-ledbat.cc`, the draft's rules as cited by
+//! an ns-3 `TcpLedbatpp` port and a Go uTP LEDBAT++ controller's tests. The
+//! LEDBAT++ rules were checked a second time against Apple's XNU
+//! `bsd/netinet/tcp_ledbat.c`
 //! ("implements LEDBAT++ as described in draft-irtf-iccrg-ledbat-plus-plus-01"),
 //! which is the source for the choices marked "(XNU)" below. Not in Linux.
 //!
@@ -35,7 +38,7 @@
 //!    per RTT: q ≤ TARGET: W += GAIN                              §4.3 (applied per ACK as acked/W of it)
 //!             q > TARGET: W += max(GAIN − W·(q/TARGET − 1), −W/2)    multiplicative decrease
 //!    slow start: W += GAIN per packet acked, leave at q > ¾·TARGET     §4.1
-//!    slowdowns (§4.4):
+//!    slowdowns (LEDBAT++ §4.4):
 //!
 //!     slow start ──exit──► CA ──2 RTT──► slowdown: ssthresh = W, W = 2 for 2 RTTs
 //!                          ▲                 │
@@ -46,26 +49,26 @@
 //! **Delay.** RFC 6817 measures one-way delay from timestamps the receiver
 //! echoes. The simulator gives congestion control only an RTT sample per
 //! ACK ([`AckSample::rtt_us`], no one-way delay), so both variants use the
-//! RTT as the delay sample, as LEDBAT++ does (reference §7.4; XNU's LEDBAT++
-//! uses its RTT estimates too). On the simulator's paths the reverse
-//! direction carries only ACKs and does not queue, so q is the forward
-//! queueing delay as long as one of the last CURRENT_FILTER samples comes
-//! from an ACK sent at once (the receiver's every-second-segment ACK). An
-//! ACK sent by the receiver's delayed-ACK timer adds its hold (Linux `ato`,
-//! at least 40 ms) to its sample, and at a window of MIN_CWND the ACK clock
-//! keeps the two packets apart, so every sample carries it: a flow held at
-//! 2 packets reads q about 40 ms above the real queue (LB7 in
-//! crates/sim/tests/ledbat.rs). RFC 6817's one-way delay, taken when the data packet
-//! arrives, has no such term.
+//! RTT as the delay sample, as LEDBAT++ does (the ns-3 `TcpLedbatpp` port feeds
+//! it RTT samples; XNU's LEDBAT++ uses its RTT estimates too). On the
+//! simulator's paths the reverse direction carries only ACKs and does not
+//! queue, so q is the forward queueing delay as long as one of the last
+//! CURRENT_FILTER samples comes from an ACK sent at once (the receiver's
+//! every-second-segment ACK). An ACK sent by the receiver's delayed-ACK timer
+//! adds its hold (Linux `ato`, at least 40 ms) to its sample, and at a window
+//! of MIN_CWND the ACK clock keeps the two packets apart, so every sample
+//! carries it: a flow held at 2 packets reads q about 40 ms above the real
+//! queue (LB7 in crates/sim/tests/ledbat.rs). RFC 6817's one-way delay,
+//! taken when the data packet arrives, has no such term.
 //!
-//! **Choices where the sources are silent or unconfirmed** (reference §8 item 7):
+//! **Choices where the sources are silent or unconfirmed**:
 //!
-//! * RFC 6817's pseudo-code has no slow start, and the reference could not
-//!   confirm the RFC's wording about one ([UNCONFIRMED]). `slow_start = true`
-//!   (default, as ns-3's LEDBAT) runs Reno slow start, which is no faster
-//!   than TCP, and leaves it on a loss or once q exceeds ¾·TARGET (the exit
-//!   LEDBAT++ §4.1 uses; ours for the RFC variant). `false` starts with the
-//!   window law at the initial window.
+//! * RFC 6817's pseudo-code has no slow start, and what the RFC's text says
+//!   about one was not confirmed (the text itself was not re-read).
+//!   `slow_start = true` (default, as ns-3's LEDBAT) runs Reno slow start,
+//!   which is no faster than TCP, and leaves it on a loss or once q exceeds
+//!   ¾·TARGET (the exit LEDBAT++ §4.1 uses; ours for the RFC variant).
+//!   `false` starts with the window law at the initial window.
 //! * The initial window is INIT_CWND = 2 packets (RFC 6817 §2.5, LEDBAT++
 //!   §4.1) unless the `init_cwnd` parameter is 0, which keeps the flow's.
 //! * "At most once per RTT" for the loss response: the sender reduces once
@@ -81,12 +84,13 @@
 //! * LEDBAT++: the ramp out of a slowdown is the §4.1 slow start (GAIN per
 //!   packet acked) up to the saved ssthresh, left early when q exceeds
 //!   TARGET, not ¾·TARGET (XNU). A slowdown lasts from the window cut to the
-//!   end of that ramp; the next one starts 9 times that later (§4.4). The
+//!   end of that ramp; the next one starts 9 times that later (draft §4.4). The
 //!   "RTT" of the 2-RTT waits is the sender's smoothed RTT (XNU).
 //! * LEDBAT++: XNU also doubles the measured length of a slowdown whose
 //!   ramp stopped short of ssthresh and postpones a pending slowdown by 30 s
-//!   after each multiplicative decrease; neither is in the draft as the
-//!   reference gives it, and neither is done here.
+//!   after each multiplicative decrease; neither is in the draft's rules as
+//!   the ns-3 port and the Go controller's tests cite them, and neither is
+//!   done here.
 
 use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CongestionControl, Sock, MAX_METRICS};

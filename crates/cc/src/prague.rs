@@ -460,9 +460,10 @@ mod tests {
         assert!(!c.reno);
     }
 
-    // l4s-and-modern-cc.md PR1: α = 0.25, a round of 100 delivered with 10
-    // CE: F = ⌊10·2²⁴/100⌋ = 1 677 721; 67 108 864 − 4 194 304 + 1 677 721
-    // = 64 592 281; α = 64 592 281 >> 4 = 4 037 017 (0.240625).
+    // PR1 (v0.7's `prague_update_alpha`, worked by hand): α = 0.25, a round
+    // of 100 delivered with 10 CE: F = ⌊10·2²⁴/100⌋ = 1 677 721;
+    // 67 108 864 − 4 194 304 + 1 677 721 = 64 592 281;
+    // α = 64 592 281 >> 4 = 4 037 017 (0.240625).
     #[test]
     fn pr1_alpha_update() {
         let (mut c, mut tp) = prague_at(100, 50, 0);
@@ -573,8 +574,9 @@ mod tests {
         assert_eq!(tp.pacing_rate, 2 * MINIMUM_RATE);
     }
 
-    // §4.8: in congestion avoidance at srtt ≥ 25 ms, one window of unmarked
-    // ACKs adds one packet; with every packet marked, nothing.
+    // v0.7 `prague_ai_ack_increase`: in congestion avoidance at srtt ≥ 25 ms,
+    // one window of unmarked ACKs adds one packet; with every packet marked,
+    // nothing.
     #[test]
     fn additive_increase_one_packet_per_round() {
         let (mut c, mut tp) = prague_at(100, 100, 0);
@@ -661,7 +663,7 @@ mod tests {
         assert_eq!(c.frac_cwnd, 40 * CWND_ONE);
     }
 
-    // §3.7 / PG6: without AccECN Linux's prague_init switches to Reno.
+    // PG6: without AccECN Linux's prague_init switches to Reno (L4STeam tcp_prague.c).
     #[test]
     fn without_accecn_runs_as_reno() {
         let mut c = Prague::new(PragueConfig::default());

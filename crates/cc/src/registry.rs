@@ -61,7 +61,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
     AlgoInfo {
         name: "bbr3",
         summary: "BBR v3: BBR with loss/ECN bounds (inflight_hi/lo, 2 % loss threshold, beta 0.7) and the DOWN/CRUISE/REFILL/UP probe cycle; run it paced",
-        source: "github.com/google/bbr branch v3, net/ipv4/tcp_bbr.c (BBR_VERSION 3); draft-ietf-ccwg-bbr; bbr.md section 10",
+        source: "github.com/google/bbr branch v3, net/ipv4/tcp_bbr.c (BBR_VERSION 3); draft-ietf-ccwg-bbr; what v3 keeps from v1 as in Linux net/ipv4/tcp_bbr.c",
         default_recovery: "prr",
         params: bbr3::PARAMS,
         unconfirmed: false,
@@ -265,7 +265,7 @@ static ALGORITHMS: &[AlgoInfo] = &[
     AlgoInfo {
         name: "vivace",
         summary: "PCC Vivace: rate-based online learning; per monitor interval (1.5 srtt) u = x^0.9 - 900*x*dRTT/dT - 11.35*x*loss, start-up doubling, probing pairs at r(1 +- 0.05), gradient steps with a confidence amplifier and a 5 % change bound; cwnd = 2*rate*srtt is only a cap: run it paced",
-        source: "Dong et al., USENIX NSDI 2018 (paper not re-read); l4s-and-modern-cc.md section 6; PCCproject/PCC-Uspace QUIC-port rate control (pcc_vivace_sender.cpp, pcc_utility_manager.cpp, pcc_sender.cpp) for the utility, constants and state machine; PCCproject/PCC-Kernel tcp_pcc.c for the tcp_congestion_ops mapping; not in Linux; the paper's own theta0 and change-bound values unconfirmed (QUIC port's used)",
+        source: "Dong et al., USENIX NSDI 2018 (paper not re-read); PCCproject/PCC-Uspace QUIC-port rate control (pcc_vivace_sender.cpp, pcc_utility_manager.cpp, pcc_sender.cpp) for the utility, constants and state machine; PCCproject/PCC-Kernel tcp_pcc.c for the tcp_congestion_ops mapping; not in Linux; the paper's own theta0 and change-bound values unconfirmed (QUIC port's used)",
         default_recovery: "prr",
         params: vivace::PARAMS,
         unconfirmed: true,

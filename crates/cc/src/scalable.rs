@@ -3,7 +3,6 @@
 //! Sources: T. Kelly, "Scalable TCP: improving performance in highspeed wide
 //! area networks", ACM CCR 33(2), 2003; Linux `tcp_scalable.c` (J. Heffner)
 //! as changed by "tcp: fix stretch ACK bugs in Scalable" (P. Yang, 2020).
-//! Reference: `loss-based.md` §4.
 //!
 //! STCP in a nutshell: multiplicative increase, multiplicative decrease.
 //!
@@ -149,8 +148,8 @@ mod tests {
         assert_eq!(ScalableConfig::from_params(&p), ScalableConfig::default());
     }
 
-    // loss-based.md §4.3: cwnd 1000 → 875; cwnd − cwnd >> 3 below 8 is no
-    // reduction (Linux), floor of 2.
+    // Linux `tcp_scalable_ssthresh`: cwnd 1000 → 875; cwnd − cwnd >> 3
+    // below 8 is no reduction (Linux), floor of 2.
     #[test]
     fn ssthresh_vectors() {
         let mut c = stcp();
@@ -165,8 +164,8 @@ mod tests {
         }
     }
 
-    // §4.3: cwnd 50 → +1 per 50 acked (+1 per RTT); cwnd 1000 → +1 per 100
-    // acked (+10 per RTT).
+    // Linux `tcp_scalable_cong_avoid`: cwnd 50 → +1 per 50 acked (+1 per
+    // RTT); cwnd 1000 → +1 per 100 acked (+10 per RTT).
     #[test]
     fn increase_per_rtt() {
         let mut c = stcp();
@@ -184,7 +183,8 @@ mod tests {
         assert_eq!(tp.snd_cwnd, 1010);
     }
 
-    // §4.2: recovery from 875 back to 1000 takes ln(8/7)/ln(1.01) = 13.4 RTTs.
+    // Kelly's a and b: recovery from 875 back to 1000 takes
+    // ln(8/7)/ln(1.01) = 13.4 RTTs.
     #[test]
     fn recovery_time_is_13_rtts() {
         let mut c = stcp();
@@ -209,7 +209,8 @@ mod tests {
         assert!((13..=14).contains(&rtts), "{rtts} RTTs");
     }
 
-    // Response: a/(b·p); p = 1e-5 → 8000 (metrics.md §7).
+    // Response: a/(b·p), derived from Kelly's rule (a·(1 − p) = p·b·w at
+    // equilibrium); p = 1e-5 → 8000.
     #[test]
     fn response_constant() {
         let cfg = ScalableConfig::default();

@@ -2,12 +2,11 @@
 //!
 //! Source: D. Bansal, H. Balakrishnan, "Binomial congestion control
 //! algorithms", IEEE INFOCOM 2001, which defines the binomial family and its
-//! members IIAD (k = 1, l = 0) and SQRT (k = l = 1/2). Reference:
-//! `loss-based.md` §10. Not in Linux.
+//! members IIAD (k = 1, l = 0) and SQRT (k = l = 1/2). Not in Linux.
 //!
 //! **Unconfirmed reference.** The paper was not re-opened for this
 //! implementation and no second source was found for its constants; α = 1
-//! and β = 1/2 are the reference's illustration values, not checked against
+//! and β = 1/2 are values we chose for illustration, not checked against
 //! the paper. The high-speed SQRT variant of Hatano et al. (2003) is not
 //! implemented (no copy was found). `ccarena list cc` flags this algorithm.
 //!
@@ -49,13 +48,13 @@ pub static PARAMS: &[ParamSpec] = &[
         name: "alpha",
         kind: ParamKind::Float { min: 0.001, max: 1000.0 },
         default: ParamDefault::Float(1.0),
-        doc: "increase constant, packets^(1+k) per RTT; 1.0 is the reference's illustration value [UNCONFIRMED]",
+        doc: "increase constant, packets^(1+k) per RTT; 1.0 is an illustrative choice, not checked against the paper [UNCONFIRMED]",
     },
     ParamSpec {
         name: "beta",
         kind: ParamKind::Float { min: 0.001, max: 1.0 },
         default: ParamDefault::Float(0.5),
-        doc: "decrease constant, packets^(1-l); 0.5 is the reference's illustration value [UNCONFIRMED]",
+        doc: "decrease constant, packets^(1-l); 0.5 is an illustrative choice, not checked against the paper [UNCONFIRMED]",
     },
 ];
 
@@ -153,8 +152,9 @@ mod tests {
         assert!(crate::registry::info("sqrt").unwrap().unconfirmed);
     }
 
-    // loss-based.md §10 (α = 1, β = 0.5): w = 100 → +0.1 per RTT (+1 per
-    // 100^1.5 = 1000 packets); loss → 100 − 0.5·10 = 95.
+    // Worked example with the illustration values (α = 1, β = 0.5):
+    // w = 100 → +0.1 per RTT (+1 per 100^1.5 = 1000 packets);
+    // loss → 100 − 0.5·10 = 95.
     #[test]
     fn per_ack_and_loss_at_100() {
         let mut c = sqrt();

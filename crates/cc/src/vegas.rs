@@ -2,8 +2,6 @@
 //!
 //! Sources: L. S. Brakmo, L. L. Peterson, "TCP Vegas: end to end congestion
 //! avoidance on a global internet", IEEE JSAC 13(8), 1995; the Linux module.
-//! Reference: `loss-based.md` §8 (constants §8.1, per-RTT update §8.2, test
-//! vectors §8.3).
 //!
 //! Vegas compares the rate the window should give on an empty path with the
 //! rate it gets, once per RTT, and keeps the difference, counted in packets
@@ -198,7 +196,7 @@ impl CongestionControl for Vegas {
             // An RTT has passed: the data sent at its start is acknowledged.
             self.beg_snd_nxt = tp.snd_nxt;
             if self.cnt_rtt <= MIN_SAMPLES {
-                // §8.2: too few samples (probably delayed ACKs): Reno this RTT.
+                // Linux: too few samples (probably delayed ACKs): Reno this RTT.
                 common::reno_cong_avoid(tp, acked);
             } else {
                 self.adjust(tp, acked);
@@ -273,7 +271,8 @@ mod tests {
     }
 
     /// One per-RTT Vegas decision with the state set directly (baseRTT and
-    /// the RTT's minimum as §8.3 gives them, 4 samples), ending the RTT.
+    /// the RTT's minimum as the worked examples below give them, 4 samples),
+    /// ending the RTT.
     fn decide(cwnd: u32, ssthresh: u32, base_us: u64, min_us: u64) -> (Sock, Vegas) {
         let mut v = vegas();
         let mut tp = sock(cwnd, ssthresh);
@@ -294,7 +293,8 @@ mod tests {
         assert_eq!(VegasConfig::default(), VegasConfig { alpha: 2, beta: 4, gamma: 1 });
     }
 
-    // §8.3: cwnd 20, baseRTT 100 ms, in congestion avoidance.
+    // Linux `tcp_vegas_cong_avoid`, worked by hand: cwnd 20, baseRTT 100 ms,
+    // in congestion avoidance.
     // minRTT 110 → diff = 20·10/100 = 2: hold (2 is not < α = 2);
     // 120 → diff 4: hold (not > β = 4); 130 → diff 6 → 19; 105 → diff 1 → 21.
     #[test]
@@ -311,7 +311,8 @@ mod tests {
         }
     }
 
-    // §8.3: slow start, minRTT 120 ms, cwnd 40: diff = 40·20/100 = 8 > γ →
+    // Linux `tcp_vegas_cong_avoid`, worked by hand: slow start, minRTT 120 ms,
+    // cwnd 40: diff = 40·20/100 = 8 > γ →
     // cwnd = min(40, 40·100/120 + 1) = min(40, 33 + 1) = 34, ssthresh 34.
     #[test]
     fn tv_slow_start_exit() {

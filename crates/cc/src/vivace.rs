@@ -3,13 +3,11 @@
 //!
 //! Sources: M. Dong, T. Meng, D. Zarchy, E. Arslan, Y. Gilad, B. Godfrey,
 //! M. Schapira, "PCC Vivace: Online-Learning Congestion Control", USENIX NSDI
-//! 2018 (the paper was not re-read); reference `l4s-and-modern-cc.md` §6
-//! (utility §6.1, monitor intervals §6.2, state machine §6.3, step rules
-//! §6.4, kernel mapping §6.5, test vectors §6.7). Code read to settle
-//! details: the authors' QUIC-style port in `PCCproject/PCC-Uspace`
+//! 2018 (the paper was not re-read; the rules were read in the authors'
+//! code). Code read: the authors' QUIC-style port in `PCCproject/PCC-Uspace`
 //! (`src/pcc/pcc_vivace_sender.cpp`, `pcc_utility_manager.cpp`,
-//! `pcc_sender.cpp`; the reference takes it as the paper's reference
-//! implementation, and so does this file), and the Vivace kernel module
+//! `pcc_sender.cpp`; this file takes it as the paper's reference
+//! implementation), and the Vivace kernel module
 //! `PCCproject/PCC-Kernel` `src/tcp_pcc.c` @ed39d0f0 for the mapping onto
 //! `tcp_congestion_ops` (cwnd as a safety cap, infinite ssthresh, Loss
 //! state). The code here is our own.
@@ -28,7 +26,7 @@
 //! and the rate moves up the utility's gradient.
 //! ```
 //!
-//! State machine (§6.3):
+//! State machine (the QUIC port's `OnUtilityAvailable`):
 //!
 //! ```text
 //!   STARTING ── u > u(previous MI): r ← 2r, stay
@@ -51,7 +49,7 @@
 //! rate r (the QUIC port's "non-useful" intervals, the kernel's "wait"), so
 //! a decision lags its MI by about one RTT.
 //!
-//! Mapping onto the hooks (§6.5, as the kernel module does):
+//! Mapping onto the hooks (as the kernel module `tcp_pcc.c` does):
 //! * `cong_control` runs everything: it attributes delivered and lost
 //!   packets and RTT samples to MIs, closes and evaluates MIs, runs the state
 //!   machine, and sets `pacing_rate` and `cwnd = max(4, 2·rate·srtt/mss)`, a
@@ -90,11 +88,11 @@
 //!   divided by the per-packet transfer time at the MI rate; for a paced MI
 //!   the two are the same quantity, dRTT/dT.
 //! * Significance test: the gradient is ignored when the RMS residual of the
-//!   fit, relative to the mean RTT, is at least |gradient| (the reference's
-//!   rule). The QUIC port computes the residual against a line whose slope
-//!   has already been divided by the packet transfer time (and so is
-//!   mis-scaled); the residual here is against the fitted line. The port's
-//!   trending-gradient tolerance (a six-MI history of mean RTTs) is not
+//!   fit, relative to the mean RTT, is at least |gradient| (the port's
+//!   `DetermineToleranceGeneral`). The QUIC port computes the residual against
+//!   a line whose slope has already been divided by the packet transfer time
+//!   (and so is mis-scaled); the residual here is against the fitted line. The
+//!   port's trending-gradient tolerance (a six-MI history of mean RTTs) is not
 //!   implemented.
 //! * Rates are payload rates (the simulator paces `skb->len`, as Linux);
 //!   the port counts whole packets. x is therefore about 3.5 % below the
@@ -111,16 +109,17 @@
 //! * An MI with fewer than two transmissions (application-limited) cannot
 //!   be measured; it is dropped, and a probing round containing it restarts.
 //!
-//! Constants (§6.4 table, QUIC-port column, read in `pcc_vivace_sender.cpp`
+//! Constants (the QUIC port's, read in `pcc_vivace_sender.cpp`
 //! and `pcc_utility_manager.cpp`): t = 0.9, b = 900, c = 11.35, ε = 0.05,
 //! θ₀ = 1 Mbit/s per unit gradient, amplifier exponent 1.2, ω₀ = 0.05 with
 //! increment 0.05, minimum step and minimum rate 500 kbit/s. ε = 0.05 is also
 //! the kernel module's and the NSDI-2018 prototype's value; the paper's own
-//! θ₀, ω₀ and increment are [UNCONFIRMED] in the reference (item 6), and the
+//! θ₀, ω₀ and increment are not confirmed (the paper was not re-read), and the
 //! three implementations differ (kernel: ω₀ = 0.10, +0.07), so this file
-//! follows the QUIC port. Probing uses two pairs (§6.3, and the kernel
-//! module's four intervals); the port's latest revision (PCC Proteus, 2020)
-//! uses three pairs for its primary utility, decided by majority.
+//! follows the QUIC port. Probing uses two pairs (earlier revisions of the
+//! port's `pcc_sender.cpp`, `kNumIntervalGroupsInProbing = 2`, and the
+//! kernel module's four intervals); the port's latest revision (PCC
+//! Proteus, 2020) uses three pairs for its primary utility, decided by majority.
 
 use std::collections::VecDeque;
 
@@ -129,7 +128,7 @@ use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{CaEvent, CaState, CongestionControl, RateSample, Sock, INFINITE_SSTHRESH, MAX_METRICS};
 
 /// PCC's Mbit: 2^20 bit (`kMegabit = 1024 * 1024` in the port); utilities
-/// and the test vectors of §6.7 use this unit.
+/// and the test vectors below (VV1–VV4) use this unit.
 pub const MEGABIT: f64 = 1_048_576.0;
 /// Utility exponent t: x^t is concave, so a flow's marginal gain falls with
 /// its rate, which makes competing flows converge to a fair share.
@@ -160,7 +159,7 @@ const MAX_RATE_MBPS: f64 = 1.0e7;
 /// An MI carries at least this many packets at its rate
 /// (`kMinimumPacketsPerInterval`), so its loss rate means something.
 pub const MIN_PACKETS_PER_MI: f64 = 20.0;
-/// Pairs of MIs per probing round (§6.3: 4 MIs in 2 pairs).
+/// Pairs of MIs per probing round (4 MIs in 2 pairs; see the module doc).
 pub const PROBING_PAIRS: usize = 2;
 /// In STARTING a gradient that changes the RTT by less than this over the
 /// MI is ignored (the port's STARTING tolerance, `1000.0 /
@@ -174,7 +173,8 @@ const MIN_CWND: u32 = 4;
 const NOMINAL_RTT_US: u64 = 1_000;
 
 /// Vivace's parameters: the utility's constants and the probing step,
-/// defaults from the QUIC port (reference §6.1, §6.4).
+/// defaults from the QUIC port (`pcc_utility_manager.cpp`,
+/// `pcc_vivace_sender.cpp`).
 pub static PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "exponent",
@@ -256,8 +256,8 @@ impl VivaceConfig {
         }
     }
 
-    /// §6.1: u(x) = x^t − b·x·g − c·x·L, x in Mbit/s (2^20 bit), g = dRTT/dT
-    /// (already filtered: ≥ 0), L the loss rate.
+    /// Port `CalculateUtilityVivace`: u(x) = x^t − b·x·g − c·x·L, x in Mbit/s
+    /// (2^20 bit), g = dRTT/dT (already filtered: ≥ 0), L the loss rate.
     pub fn utility(&self, x_mbps: f64, rtt_gradient: f64, loss_rate: f64) -> f64 {
         x_mbps.powf(self.exponent)
             - self.latency_coefficient * x_mbps * rtt_gradient
@@ -475,7 +475,8 @@ impl Vivace {
         tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp).max(1);
     }
 
-    /// §6.2: max(mi_rtts · srtt, time to send 20 packets at the MI rate), ns.
+    /// Port `ComputeMonitorDuration`: max(mi_rtts · srtt, time to send 20
+    /// packets at the MI rate), ns.
     fn mi_duration_ns(&self, tp: &Sock, rate_mbps: f64) -> u64 {
         let by_rtt = self.cfg.mi_rtts * tp.srtt_us as f64 * 1e3;
         let by_pkts = MIN_PACKETS_PER_MI * tp.mss as f64 * 8.0 / (rate_mbps * MEGABIT) * 1e9;
@@ -587,7 +588,8 @@ impl Vivace {
         }
     }
 
-    /// §6.1: the MI's utility, or None when it sent fewer than two packets.
+    /// The MI's utility (port `CalculateUtilityVivace`), or None when it sent
+    /// fewer than two packets.
     fn evaluate(&self, mi: &Mi) -> Option<MiResult> {
         if mi.pkts_sent < 2 || mi.rate_mbps <= 0.0 {
             return None;
@@ -616,7 +618,7 @@ impl Vivace {
         Some(MiResult { rate_mbps: mi.rate_mbps, x_mbps, rtt_gradient: g, loss_rate, utility })
     }
 
-    /// §6.4 (port `ComputeRateChange`): the step Δr, Mbit/s, from the
+    /// Port `ComputeRateChange`: the step Δr, Mbit/s, from the
     /// utility gradient γ = Δu/Δr, amplified by m in MOVING, bounded by
     /// ω·r and at least the minimum change. `probing` selects the probing
     /// form (γ averaged over the pairs that agree with `direction`).
@@ -801,8 +803,8 @@ fn pair_direction(a: MiResult, b: MiResult) -> Direction {
     }
 }
 
-/// §6.4 confidence amplifier of the QUIC port: ((rounds + 1) div 2)^1.2,
-/// the division an integer one.
+/// Confidence amplifier of the QUIC port (`ComputeRateChange`):
+/// ((rounds + 1) div 2)^1.2, the division an integer one.
 pub fn amplifier(rounds: u32) -> f64 {
     ((rounds.saturating_add(1) / 2) as f64).powf(AMPLIFY_EXPONENT)
 }
@@ -997,7 +999,7 @@ mod tests {
         MiResult { rate_mbps, x_mbps: rate_mbps, rtt_gradient: 0.0, loss_rate: 0.0, utility }
     }
 
-    /// VV1 (§6.7), x in Mbit/s of 2^20 bit: 50^0.9 = e^(0.9·ln 50) = 33.8122;
+    /// VV1, x in Mbit/s of 2^20 bit: 50^0.9 = e^(0.9·ln 50) = 33.8122;
     /// with L = 1 %: −11.35·50·0.01 = −5.675 → 28.1372; with dRTT/dT = 0.01:
     /// −900·50·0.01 = −450 → −416.1878.
     #[test]
@@ -1012,9 +1014,9 @@ mod tests {
         assert_close!(loss_only.utility(50.0, 0.01, 0.0), 33.812, 5e-4);
     }
 
-    /// §6.6: without queueing, du/dx = 0.9·x^−0.1 − 11.35·L₀ is positive
-    /// iff L₀ < L* = (0.9/11.35)·x^−0.1: 7.93 % at 1, 6.30 % at 10, 5.00 % at
-    /// 100, 3.97 % at 1000 Mbit/s.
+    /// Derived from the utility: without queueing, du/dx = 0.9·x^−0.1 − 11.35·L₀
+    /// is positive iff L₀ < L* = (0.9/11.35)·x^−0.1: 7.93 % at 1, 6.30 % at 10,
+    /// 5.00 % at 100, 3.97 % at 1000 Mbit/s.
     #[test]
     fn random_loss_tolerance_l_star() {
         let c = VivaceConfig::default();
@@ -1290,7 +1292,7 @@ mod tests {
         tp
     }
 
-    /// VI6 (§6.3): in STARTING the rate doubles with every MI evaluated
+    /// VI6: in STARTING the rate doubles with every MI evaluated
     /// until an MI's utility fails to grow, then returns to the rate before
     /// the last doubling and probes. On 20 Mbit/s (10^6), 40 ms, 1 BDP of
     /// buffer, the MI that ends start-up is the first one sent above the

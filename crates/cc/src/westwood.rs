@@ -5,8 +5,7 @@
 //! links", ACM MobiCom 2001; L. A. Grieco, S. Mascolo, "Performance
 //! evaluation and comparison of Westwood+, New Reno, and Vegas TCP congestion
 //! control", ACM CCR 34(2), 2004; the Linux module (A. Dell'Aera, S.
-//! Hemminger). Reference: `loss-based.md` §7 (estimator §7.2, window rules
-//! §7.3, test vector §7.4).
+//! Hemminger).
 //!
 //! Westwood+ probes like Reno; what changes is the window after a loss. It
 //! measures the rate at which data is acknowledged, once per RTT, smooths it,
@@ -37,9 +36,10 @@
 //! * Linux runs the estimator in `in_ack_event`, just before `pkts_acked`
 //!   records the ACK's RTT sample, so RTTmin takes a sample one ACK late;
 //!   here the sample is recorded first.
-//! * The first bandwidth sample fills both filter stages (modern Linux,
-//!   "If the filter is empty fill it with the first sample"); the reference
-//!   marks this unconfirmed, it was checked in the kernel source.
+//! * The first bandwidth sample fills both filter stages (modern Linux
+//!   `westwood_filter`: "If the filter is empty fill it with the first
+//!   sample"); not seen in a 2.6-era copy of the file, it was checked in the
+//!   current kernel source.
 
 use crate::params::{ParamDefault, ParamKind, ParamSpec, Params};
 use crate::{common, AckSample, CaEvent, CongestionControl, Sock, MAX_METRICS};
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(WestwoodConfig::from_params(&p).loss_response, LossResponse::Paper);
     }
 
-    // §7.4: bw_est = 10 Mb/s = 1.25e6 B/s, RTTmin 50 ms, MSS 1448:
+    // Worked example: bw_est = 10 Mb/s = 1.25e6 B/s, RTTmin 50 ms, MSS 1448:
     // 1.25e6 · 0.05 / 1448 = 43.16 → 43 packets; never below 2.
     #[test]
     fn tv_pipe_size() {
@@ -290,8 +290,9 @@ mod tests {
         assert_eq!(w.bw_rttmin(MSS), 2);
     }
 
-    // §7.4 filter: samples 100, 100, 200 → (100, 100) after the first (an
-    // empty filter takes it whole), (100, 100) after the second, then
+    // Linux's integer filter, (7a + b) >> 3: samples 100, 100, 200 →
+    // (100, 100) after the first (an empty filter takes it whole),
+    // (100, 100) after the second, then
     // bw_ns_est = (700 + 200) >> 3 = 112, bw_est = (700 + 112) >> 3 = 101.
     #[test]
     fn tv_filter() {

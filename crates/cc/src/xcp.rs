@@ -22,8 +22,8 @@
 use crate::{common, AckSample, CaState, CcHeader, CongestionControl, RateSample, Sock, MAX_METRICS};
 
 /// H_feedback a greedy sender requests, bytes: larger than any router's
-/// allocation, so the most congested router on the path decides (§3.2:
-/// "a greedy sender can use a large value").
+/// allocation, so the most congested router on the path decides (paper
+/// §3.2: a greedy sender may ask for a large value).
 pub const GREEDY_REQUEST: i64 = 1 << 40;
 
 #[derive(Clone, Debug, Default)]
@@ -107,8 +107,8 @@ mod tests {
         AckSample { acked: 1, rtt_us: 100_000, feedback: Some(fb), ..Default::default() }
     }
 
-    /// XV4 (§3.2): cwnd 50 000 B, H_feedback = −60 000 →
-    /// max(50 000 − 60 000, s) = one packet.
+    /// XV4 (the paper's §3.2 sender rule, worked by hand): cwnd 50 000 B,
+    /// H_feedback = −60 000 → max(50 000 − 60 000, s) = one packet.
     #[test]
     fn xv4_window_floor_is_one_packet() {
         let mut tp = sock_at(1, u32::MAX / 2, 0);

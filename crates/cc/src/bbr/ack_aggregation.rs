@@ -1,5 +1,5 @@
 //! The ACK-aggregation estimator shared by BBR v1 and v3 (Linux
-//! `bbr_update_ack_aggregation`, bbr.md §8): how many packets were (S)ACKed
+//! `bbr_update_ack_aggregation`): how many packets were (S)ACKed
 //! beyond what the bandwidth estimate explains since the current epoch
 //! began, kept as the largest excess in each of two windows of rounds.
 

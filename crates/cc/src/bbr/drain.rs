@@ -1,5 +1,5 @@
 //! DRAIN: pace at the inverse of the Startup gain until the queue Startup
-//! built is gone, i.e. inflight ≤ BDP (+ budget) (bbr.md §6.2).
+//! built is gone, i.e. inflight ≤ BDP (+ budget) (Linux `bbr_check_drain`).
 
 use super::{Bbr, Mode, BBR_UNIT};
 use crate::Sock;
@@ -39,7 +39,7 @@ mod tests {
     // BV2: 10 Mbit/s of 1500-byte packets (833.33 pkt/s), min_rtt 40 ms:
     // BDP 33.33 → Drain ends once inflight ≤ ceil(33.33) = 34 plus the
     // quantisation budget (3 × 2 TSO segments at this rate, rounded to
-    // even: 34 + 6 = 40, bbr.md "Linux ≈ 40").
+    // even: 34 + 6 = 40, Linux's `bbr_quantization_budget` worked by hand).
     #[test]
     fn bv2_drain_exits_at_bdp_plus_budget() {
         let (mut b, mut tp) = in_drain(10.0, 40_000);

@@ -1,5 +1,5 @@
 //! The long-term ("LT") bandwidth model: detect a token-bucket policer and
-//! pace at its rate (bbr.md §8).
+//! pace at its rate (Linux `bbr_lt_bw_sampling`).
 //!
 //! Sampling starts at the first loss. An interval lasts 4–16 rounds and
 //! ends on a loss; if at least 50/256 (≈ 20 %) of the packets sent in it

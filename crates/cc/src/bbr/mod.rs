@@ -1,10 +1,10 @@
 //! BBR v1 (Bottleneck Bandwidth and Round-trip propagation time), following
 //! Linux `net/ipv4/tcp_bbr.c`.
 //!
-//! Reference: `bbr.md` §1–§9 (constants §2, per-ACK order §5, state machine
-//! §6, cwnd and recovery §7, ACK aggregation and the policer model §8,
-//! test vectors §9); Cardwell et al., "BBR: Congestion-Based Congestion
-//! Control", ACM Queue 14(5), 2016.
+//! Sources: Linux `tcp_bbr.c`, where the constants, the per-ACK order
+//! (`bbr_main`), the state machine, cwnd and recovery (`bbr_set_cwnd`), ACK
+//! aggregation and the long-term policer model were read; Cardwell et al.,
+//! "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016.
 //!
 //! BBR in a nutshell (the Linux header comment, in pseudo-code):
 //!
@@ -37,8 +37,9 @@
 //! ```
 //!
 //! Arithmetic is Linux's fixed point: bandwidth in packets/µs << 24
-//! (`BW_SCALE`), gains in 1/256 (`BBR_SCALE`), so the test vectors of
-//! `bbr.md` §9 (e.g. high gain 739/256) come out exactly.
+//! (`BW_SCALE`), gains in 1/256 (`BBR_SCALE`), so the worked examples in
+//! the tests (BV1–BV7, worked by hand from Linux's constants; e.g. high
+//! gain 739/256) come out exactly.
 //!
 //! Deviations from Linux:
 //! * Times are microseconds throughout; Linux keeps `min_rtt_stamp` and
@@ -454,7 +455,7 @@ impl Bbr {
             cwnd = cwnd.saturating_sub(rs.losses).max(1);
         }
         if state == CaState::Recovery && prev_state != CaState::Recovery {
-            // bbr.md §7: first round of recovery → packet conservation,
+            // Linux: first round of recovery → packet conservation,
             // start a round now, cut unused cwnd.
             self.packet_conservation = true;
             self.next_rtt_delivered = tp.delivered;
@@ -505,7 +506,8 @@ impl Bbr {
         if rs.delivered < 0 || rs.interval_us <= 0 {
             return;
         }
-        // bbr.md §4: a round ends when a packet sent after the round began is delivered.
+        // Linux's packet-timed round: it ends when a packet sent after it
+        // began is delivered.
         if rs.prior_delivered >= self.next_rtt_delivered {
             self.next_rtt_delivered = tp.delivered;
             self.rtt_cnt += 1;
@@ -520,7 +522,7 @@ impl Bbr {
         }
     }
 
-    /// Linux `bbr_update_ack_aggregation` (bbr.md §8): excess packets ACKed
+    /// Linux `bbr_update_ack_aggregation`: excess packets ACKed
     /// beyond bw × epoch, max over two 5-round windows.
     fn update_ack_aggregation(&mut self, tp: &Sock, rs: &RateSample) {
         if EXTRA_ACKED_GAIN == 0 {
@@ -543,7 +545,7 @@ impl Bbr {
         };
     }
 
-    /// Linux `bbr_update_model` (bbr.md §5: the order matters).
+    /// Linux `bbr_update_model` (the order of the calls matters).
     fn update_model(&mut self, tp: &mut Sock, rs: &RateSample) {
         self.update_bw(tp, rs);
         self.update_ack_aggregation(tp, rs);

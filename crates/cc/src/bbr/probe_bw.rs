@@ -1,6 +1,7 @@
 //! PROBE_BW: cycle the pacing gain through eight phases of about one
 //! min_rtt each — probe at 1.25, drain at 0.75, cruise at 1.0 for six —
-//! so the average rate equals the estimated bw (bbr.md §6.3).
+//! so the average rate equals the estimated bw (Linux
+//! `bbr_update_cycle_phase`).
 
 use super::{Bbr, Mode, BBR_UNIT};
 use crate::{RateSample, Sock};
@@ -31,7 +32,7 @@ impl Bbr {
         self.cycle_mstamp_us = self.delivered_mstamp_us;
     }
 
-    /// Linux `bbr_is_next_cycle_phase` (bbr.md §6.3).
+    /// Linux `bbr_is_next_cycle_phase`.
     fn is_next_cycle_phase(&self, tp: &Sock, rs: &RateSample) -> bool {
         let is_full_length = self.delivered_mstamp_us.saturating_sub(self.cycle_mstamp_us) > self.min_rtt_us;
         // Gain 1.0: cruise for one min_rtt.

@@ -1,6 +1,7 @@
 //! The min_rtt filter and PROBE_RTT: when min_rtt has not been lowered or
 //! confirmed for 10 s, hold inflight at 4 packets for max(200 ms, one
-//! round) to let the queue drain and re-measure it (bbr.md §6.4).
+//! round) to let the queue drain and re-measure it (Linux
+//! `bbr_update_min_rtt`).
 
 use super::{Bbr, Mode, CWND_MIN_TARGET, USEC_PER_MSEC, USEC_PER_SEC};
 use crate::{RateSample, Sock};

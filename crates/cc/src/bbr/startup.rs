@@ -1,5 +1,5 @@
 //! STARTUP: grow the sending rate by 2/ln 2 per round until the delivery
-//! rate stops growing (bbr.md §6.1).
+//! rate stops growing (Linux `bbr_check_full_bw_reached`).
 
 use super::{Bbr, BBR_SCALE, BBR_UNIT};
 use crate::RateSample;
@@ -15,7 +15,7 @@ pub(crate) const FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;
 pub(crate) const FULL_BW_CNT: u32 = 3;
 
 impl Bbr {
-    /// Linux `bbr_check_full_bw_reached` (bbr.md §6.1): on each round start
+    /// Linux `bbr_check_full_bw_reached`: on each round start
     /// with a non-app-limited sample, count rounds in which max_bw grew by
     /// less than 25 %.
     pub(super) fn check_startup_done(&mut self, rs: &RateSample) {

@@ -1,10 +1,11 @@
 //! Shared helpers for BBR's unit tests, and tests of the cwnd, pacing and
-//! recovery rules (bbr.md §7, test vectors BV2, BV3, BV7).
+//! recovery rules (Linux `bbr_set_cwnd`; worked examples BV2, BV3, BV7,
+//! worked by hand from Linux's rules and constants).
 
 use super::*;
 use crate::{CaState, CongestionControl, RateSample, Sock};
 
-/// The test vectors use 1500-byte packets.
+/// The worked examples use 1500-byte packets.
 pub(crate) const MSS: u32 = 1500;
 
 pub(crate) fn sock() -> Sock {

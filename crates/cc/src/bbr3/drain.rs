@@ -1,5 +1,5 @@
 //! DRAIN (v3): pace at 1/2.885 until the packets in the network fit one
-//! BDP (+ budget), then start ProbeBW in DOWN (bbr.md §10).
+//! BDP (+ budget), then start ProbeBW in DOWN (google/bbr v3 `tcp_bbr.c`).
 
 use super::Bbr3;
 use crate::bbr::{Mode, BBR_UNIT};

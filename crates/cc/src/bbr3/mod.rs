@@ -1,8 +1,8 @@
 //! BBR v3, following `net/ipv4/tcp_bbr.c` of github.com/google/bbr (branch
 //! v3, `BBR_VERSION 3`).
 //!
-//! Reference: `bbr.md` §10 (v2/v3 differences and their test vectors), on
-//! top of the v1 description in §1–§9 (see [`crate::bbr`]).
+//! The v3 constants were read in that source; what v3 keeps from v1
+//! follows Linux `tcp_bbr.c` as in [`crate::bbr`].
 //!
 //! BBR v3 in a nutshell:
 //!
@@ -481,7 +481,7 @@ impl Bbr3 {
             || (self.mode == Mode::ProbeBw && matches!(self.cycle_idx, Phase::Refill | Phase::Up))
     }
 
-    /// Linux `bbr_is_inflight_too_high` (bbr.md §10): more than 2 % of the
+    /// Linux `bbr_is_inflight_too_high`: more than 2 % of the
     /// flight lost, or (with ECN) more than half of the deliveries CE-marked.
     fn is_inflight_too_high(&self, rs: &RateSample) -> bool {
         if rs.lost > 0 && rs.tx_in_flight > 0 {
@@ -568,7 +568,7 @@ impl Bbr3 {
         }
     }
 
-    /// Linux `bbr_adapt_lower_bounds` (bbr.md §10): at the end of a round
+    /// Linux `bbr_adapt_lower_bounds`: at the end of a round
     /// with loss, while not probing, bw_lo = max(bw_latest, 0.7·bw_lo) and
     /// inflight_lo = max(inflight_latest, 0.7·inflight_lo); with CE marks
     /// inflight_lo ×= 1 − alpha/3.

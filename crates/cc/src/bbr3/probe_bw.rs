@@ -1,6 +1,6 @@
 //! PROBE_BW (v3): DOWN → CRUISE → REFILL → UP → DOWN, with the upper
 //! bounds (inflight_hi, bw_hi) adapted from what each probe sees
-//! (bbr.md §10).
+//! (google/bbr v3 `tcp_bbr.c`).
 //!
 //! * DOWN (0.91): drain until inflight ≤ BDP and ≤ 85 % of inflight_hi.
 //! * CRUISE (1.0): cwnd ≤ 85 % of inflight_hi; wait 2–3 s, or fewer
@@ -347,8 +347,9 @@ mod tests {
         assert_eq!(ms(3), 1, "down ends on the first ACK with inflight ≤ BDP");
     }
 
-    // bbr.md §10 vector: an UP round with 100 packets delivered and 3 lost
-    // (3/103 = 2.9 % > 2 %) is too high → inflight_hi from the flight, DOWN;
+    // Worked by hand from v3's 2 % rule: an UP round with 100 packets
+    // delivered and 3 lost (3/103 = 2.9 % > 2 %) is too high → inflight_hi
+    // from the flight, DOWN;
     // with 1 lost (0.99 %) the probe continues.
     #[test]
     fn probe_up_stops_above_two_percent_loss() {
@@ -434,9 +435,9 @@ mod tests {
         assert_eq!(b.bw_probe_up_cnt, 65 / 4);
     }
 
-    // Lower bounds (bbr.md §10 vector): a loss round in CRUISE with
-    // inflight_latest 60 and inflight_lo 100 → 70; bw_latest 8 and bw_lo 10
-    // Mbit/s → 8.
+    // Lower bounds (`bbr_adapt_lower_bounds`, worked by hand): a loss round in
+    // CRUISE with inflight_latest 60 and inflight_lo 100 → 70; bw_latest 8
+    // and bw_lo 10 Mbit/s → 8.
     #[test]
     fn loss_round_cuts_lower_bounds() {
         let (mut b, tp) = in_probe_bw(10.0, 40_000);
@@ -466,7 +467,8 @@ mod tests {
         assert_eq!((b.inflight_lo, b.bw_lo), (u32::MAX, u64::MAX));
     }
 
-    // ECN (bbr.md §10 vector): alpha 0.6, inflight_lo 100 → 100·(1 − 0.6/3) = 80.
+    // ECN (`bbr_ecn_cut`, worked by hand): alpha 0.6, inflight_lo 100 →
+    // 100·(1 − 0.6/3) = 80.
     #[test]
     fn ecn_round_cuts_inflight_lo() {
         let (mut b, tp) = in_probe_bw(10.0, 40_000);

@@ -1,6 +1,6 @@
 //! The min_rtt filter and PROBE_RTT (v3): ProbeRTT comes when no lower RTT
 //! was seen for 5 s and holds cwnd at 0.5·BDP (≥ 4) for max(200 ms, one
-//! round); min_rtt itself is a 10 s windowed min (bbr.md §10).
+//! round); min_rtt itself is a 10 s windowed min (google/bbr v3 `tcp_bbr.c`).
 
 use super::Bbr3;
 use crate::bbr::{Mode, BBR_UNIT, CWND_MIN_TARGET, USEC_PER_MSEC, USEC_PER_SEC};

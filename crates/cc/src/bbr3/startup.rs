@@ -1,6 +1,7 @@
 //! STARTUP (v3): pacing gain 4·ln 2 ≈ 2.77 and cwnd gain 2; leave on a bw
 //! plateau (3 rounds < +25 %), on high loss (≥ 6 loss events in a recovery
-//! round with > 2 % lost), or on 2 rounds with > 50 % CE marks (bbr.md §10).
+//! round with > 2 % lost), or on 2 rounds with > 50 % CE marks (google/bbr v3
+//! `tcp_bbr.c`).
 
 use super::{Bbr3, ECN_THRESH};
 use crate::bbr::{BBR_SCALE, BBR_UNIT};
@@ -111,8 +112,8 @@ mod tests {
         assert_eq!((b.pacing_gain, b.cwnd_gain), (710, 512));
     }
 
-    // Plateau exit as in v1 (bbr.md BV4), using per-sample bw: 10, 20, 40,
-    // 45, 46, 47 → full after the 6th round.
+    // Plateau exit as in v1 (BV4 in bbr/startup.rs), using per-sample bw:
+    // 10, 20, 40, 45, 46, 47 → full after the 6th round.
     #[test]
     fn plateau_exit() {
         let (mut b, mut tp) = started();
