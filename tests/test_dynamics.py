@@ -1,9 +1,10 @@
 """Friendliness, RTT fairness, convergence, stability, responsiveness and FCT slowdown.
 
-Unit tests on synthetic traces use the worked examples of the metrics
-conventions (Jain 1984; the tcpeval suite's gain/loss; Li, Leith & Shorten
-2007's convergence definition; coefficient of variation); simulated checks
-compare with answers known independently.
+Unit tests on synthetic traces use worked examples of the metrics (Jain
+1984; the tcpeval suite's gain/loss, draft-irtf-iccrg-tcpeval-01; Li, Leith
+& Shorten 2007's convergence definition, an attribution not confirmed in a
+second source; coefficient of variation); simulated checks compare with
+answers known independently.
 """
 
 from __future__ import annotations

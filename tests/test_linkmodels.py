@@ -319,10 +319,11 @@ def bbr_aggregation_cwnd(tmp_path: Path, every: str | None) -> float:
 
 
 def test_ack_aggregation_raises_bbrs_cwnd_by_bw_times_the_period(tmp_path: Path) -> None:
-    # Links-and-topologies vector AV1: ACKs released every 20 ms at 10 Mbit/s of 1500-byte packets
-    # (833 packets/s) make extra_acked about bw·T = 16.7 packets, added to BBR's cwnd target. The
-    # tolerance (10 to 21 packets) allows for the delayed-ACK excess BBR already sees without
-    # aggregation (about 2 packets) and the max filter's phase against the releases.
+    # Linux tcp_bbr.c's extra_acked (bbr_update_ack_aggregation), worked by hand: ACKs released
+    # every 20 ms at 10 Mbit/s of 1500-byte packets (833 packets/s) make extra_acked about
+    # bw·T = 16.7 packets, added to BBR's cwnd target. The tolerance (10 to 21 packets) allows
+    # for the delayed-ACK excess BBR already sees without aggregation (about 2 packets) and the
+    # max filter's phase against the releases.
     plain = bbr_aggregation_cwnd(tmp_path, None)
     batched = bbr_aggregation_cwnd(tmp_path, "20ms")
     assert 10 <= batched - plain <= 21, (plain, batched)

@@ -1,4 +1,4 @@
-"""Metric functions against the worked examples of reference/metrics.md §1–2."""
+"""Metric functions against examples worked by hand (Jain's index: Jain, Chiu and Hawe, DEC TR-301, 1984)."""
 
 import math
 

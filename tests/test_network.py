@@ -278,7 +278,7 @@ def water_filling(capacity: dict[str, float], paths: list[list[str]]) -> list[fl
     return rate
 
 
-def test_water_filling_gives_the_references_worked_example() -> None:
+def test_water_filling_gives_the_hand_worked_example() -> None:
     # Worked by hand: L2 saturates first at 30 each, then L1 and L3 give their cross flows the rest:
     # long 30, c1 70, c2 30, c3 70 Mbit/s.
     paths = [["L1", "L2", "L3"], ["L1"], ["L2"], ["L3"]]

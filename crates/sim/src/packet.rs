@@ -373,7 +373,7 @@ mod tests {
         assert_eq!((a.codepoint(ect0), a.codepoint(ect1)), (ECN_CE, ECN_CE));
     }
 
-    // RFC 9768: ACE = AE·4 + CWR·2 + ECE; l4s-and-modern-cc.md AV3: 5 is (1,0,1).
+    // RFC 9768: ACE = AE·4 + CWR·2 + ECE, so 5 (r.cep's initial value) is (1,0,1).
     #[test]
     fn ace_field_round_trips() {
         let mut p = Packet::ack(0, 0, 52);

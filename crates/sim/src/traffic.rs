@@ -30,7 +30,11 @@ pub enum SizeDist {
 }
 
 impl SizeDist {
-    /// The SURGE defaults used in Rhee's 2007 rebuttal (traffic.md §2).
+    /// The SURGE defaults used in Rhee's 2007 rebuttal (I. Rhee, rebuttal to
+    /// "Experimental Evaluation of Cubic-TCP" by Leith, Shorten and
+    /// McCullagh, 2007). That they are SURGE's own values (Barford and
+    /// Crovella, SIGMETRICS 1998) was not confirmed in a second source; another
+    /// reading of SURGE's table gives sigma 1.318.
     pub fn surge() -> SizeDist {
         SizeDist::Surge { body: 0.93, mu: 9.357, sigma: 1.328, tail_min: 133_000.0, tail_shape: 1.1 }
     }
@@ -107,7 +111,8 @@ pub enum RttDist {
         rtt_ns: u64,
     },
     /// RTT = `min_rtt_ns` + 2 × an exponential one-way delay with this mean
-    /// (traffic.md: "exponential with mean 66 ms one-way").
+    /// (the background flows of Rhee and Xu, PFLDnet 2005: exponential with
+    /// mean 66 ms one way; scenarios/rhee-xu-2005/a2-friendliness-testbed.toml).
     #[serde(rename = "exponential")]
     ExponentialOneWay {
         mean_one_way_ns: u64,
@@ -303,7 +308,7 @@ impl Loss {
 mod tests {
     use super::*;
 
-    // traffic.md §1 test vectors.
+    // Worked examples of the samplers' formulas, by hand.
     #[test]
     fn recipes() {
         assert!((1000.0f64 * 0.5f64.powf(-1.0 / 1.2) - 1782.0).abs() < 1.0);

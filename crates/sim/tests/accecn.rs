@@ -59,7 +59,8 @@ fn check_exact_counts(what: &str, cfg: &Config) {
 
 // RFC 9768 §3.2: the receiver counts every CE-marked packet (r.cep) and
 // byte (r.ceb), and the sender recovers the count from ACE and the option
-// (l4s-and-modern-cc.md §3.6): both equal the marks the queue made.
+// (Linux net/ipv4/tcp_input.c __tcp_accecn_process): both equal the marks
+// the queue made.
 // 100 Mbit/s, 20 ms, 2 BDP of buffer; RED step marking at 20 packets
 // (ECT(0) Reno and DCTCP, ECT(1) Prague in one queue).
 #[test]
@@ -113,7 +114,7 @@ fn fallback_is_classic_ecn_bit_for_bit() {
     }
 }
 
-// l4s-and-modern-cc.md §3.7 / PG6 (Linux TCP_CONG_NO_FALLBACK_RFC3168 and
+// L4STeam tcp_prague.c (its TCP_CONG_NO_FALLBACK_RFC3168 flag and
 // prague_init): Prague against a receiver without AccECN sends Not-ECT and
 // runs as Reno, so a marking queue drops its packets and never marks them,
 // and it moves the same packets as a paced Reno flow.

@@ -1,6 +1,7 @@
 //! Whole-simulation checks of BBR v1 (`bbr`) and BBR v3 (`bbr3`): the state
 //! machine on a fixed scenario, Startup's length, single-flow goodput and
-//! queueing delay, and the response to random loss (bbr.md §6, §9, §10).
+//! queueing delay, and the response to random loss (BBR v1 as Linux
+//! net/ipv4/tcp_bbr.c has it, BBR v3 as the v3 branch of google/bbr).
 //!
 //! BBR flows run paced, as BBR requires. Goodput is payload delivered to the
 //! receiver, compared with the link's payload capacity
@@ -101,13 +102,14 @@ fn state_runs(t: &[f64], state: &[f64]) -> Vec<(u8, u64, u64)> {
     runs
 }
 
-/// Snapshot of BBR v1's mode sequence (bbr.md §6) on a fixed scenario: one
-/// BBR flow on 100 Mbit/s, 40 ms, 1 BDP of buffer, sampled every 1 ms for
-/// 32 s. Expected: Startup → Drain → ProbeBW, then ProbeRTT every ~10 s,
-/// each with inflight ≤ 4 for at least 200 ms. The timeline follows BV6:
-/// min_rtt is first set at ~40 ms and only a strictly lower sample renews
-/// it (Linux `bbr_update_min_rtt`), so ProbeRTT begins at 10.04 s, lasts
-/// 200 ms plus a round, and restarts the 10 s clock on exit.
+/// Snapshot of BBR v1's mode sequence (Linux tcp_bbr.c) on a fixed
+/// scenario: one BBR flow on 100 Mbit/s, 40 ms, 1 BDP of buffer, sampled
+/// every 1 ms for 32 s. Expected: Startup → Drain → ProbeBW, then ProbeRTT
+/// every ~10 s, each with inflight ≤ 4 for at least 200 ms. The timeline
+/// follows tcp_bbr.c's ProbeRTT rules, worked by hand: min_rtt is first set
+/// at ~40 ms and only a strictly lower sample renews it (Linux
+/// `bbr_update_min_rtt`), so ProbeRTT begins at 10.04 s, lasts 200 ms plus a
+/// round, and restarts the 10 s clock on exit.
 /// States: 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT.
 #[test]
 fn v1_state_sequence_snapshot() {
@@ -152,15 +154,17 @@ fn v1_state_sequence_snapshot() {
 const SNAPSHOT_V1: &[(u8, u64)] =
     &[(0, 0), (1, 620), (2, 680), (3, 10040), (2, 10280), (3, 20280), (2, 20520), (3, 30520), (2, 30760)];
 
-/// bbr.md BV5: from IW 10 on 100 Mbit/s, 40 ms (BDP 333 packets of 1500
-/// bytes), Startup should end within log2(BDP / IW) + 4 = 9.06 rounds.
+/// A bound worked by hand from tcp_bbr.c's Startup (the rate doubling per
+/// round at high_gain, three rounds without 25 % growth to leave): from IW 10
+/// on 100 Mbit/s, 40 ms (BDP 333 packets of 1500 bytes), Startup should end
+/// within log2(BDP / IW) + 4 = 9.06 rounds.
 ///
 /// Measured: Startup ends at round 11 (0.624 s), and so does Linux's: the
 /// same path through the emulation backend (kernel 6.18 `bbr`, 1 BDP
 /// DropTail, TCP_INFO every 1 ms) drops its pacing rate to the Drain gain
 /// at 0.621 and 0.622 s in two runs, where this run's round 11 begins, and
 /// its bw estimate follows this one within a few percent all the way
-/// (e.g. 9.9 vs 9.6 Mbit/s at 166 ms, 75 vs 74 at 286 ms). BV5's count
+/// (e.g. 9.9 vs 9.6 Mbit/s at 166 ms, 75 vs 74 at 286 ms). The bound's count
 /// assumes the estimate doubles from the first round; in both the first
 /// rounds grow more slowly (round-start samples 2.3, 2.9, 5.9, 9.0 Mbit/s):
 /// round 1 measures the initial window over a whole RTT, and round 2's
@@ -170,7 +174,7 @@ const SNAPSHOT_V1: &[(u8, u64)] =
 /// end Startup at round 11. (Linux also takes an RTT sample from the
 /// handshake, which this simulator does not model; with one, this run
 /// leaves Startup at round 10, 0.538 s: still above the target, and
-/// earlier than the kernel.) Kept as a failing check of BV5's bound.
+/// earlier than the kernel.) Kept as a failing check of the bound.
 #[test]
 #[ignore = "BBR v1 Startup lasts 11 rounds, as in the Linux kernel (target <= 9)"]
 fn v1_startup_exits_within_log2_bdp_plus_4_rounds() {

@@ -1,14 +1,14 @@
-//! Whole-simulation checks of Copa (`copa`) against the behaviours the
-//! reference lists (`l4s-and-modern-cc.md` §5.8, CP1–CP6) from the paper's
-//! claims and the fluid equilibrium of §5.6: n flows with δ = 0.5 hold
+//! Whole-simulation checks of Copa (`copa`) against behaviours CP1–CP6,
+//! drawn from the paper's claims and from the fluid equilibrium of the
+//! control law (crates/cc/src/copa.rs): n flows with δ = 0.5 hold
 //! Σ 1/δ = 2n packets queued, share equally whatever their RTTs, and switch
 //! to competitive mode against a buffer-filling CUBIC flow.
 //!
 //! Copa flows run paced, as the registry asks (`cc_flow`). Paths are the
 //! dumbbell of `common.rs` (1500-byte packets on the wire; 100 Mbit/s is
 //! 8333 packets/s, so 1 ms of queue is 8.3 packets). Thresholds come from
-//! the reference, never from the measured numbers; each test prints what it
-//! measured.
+//! those claims and that equilibrium, never from the measured numbers; each
+//! test prints what it measured.
 //!
 //! The "queue ≈ 1/δ to a few × 1/δ packets" of CP1/CP2/CP6 is checked as a
 //! mean backlog in [1/(2δ), 4/δ] packets per flow: a factor of two below
@@ -111,9 +111,9 @@ fn cp1_one_flow_full_link_short_queue() {
     assert!(dflt >= 0.95, "default mode {:.1} % of the time", dflt * 100.0);
 }
 
-/// CP1 with other δ: the standing queue scales as 1/δ (§5.6): mean backlog
-/// in [1/(2δ), 4/δ] for δ = 0.25 (4 packets) and δ = 0.1 (10 packets), at
-/// ≥ 90 % utilisation.
+/// CP1 with other δ: the standing queue scales as 1/δ (fluid equilibrium):
+/// mean backlog in [1/(2δ), 4/δ] for δ = 0.25 (4 packets) and δ = 0.1 (10
+/// packets), at ≥ 90 % utilisation.
 #[test]
 fn cp1_queue_scales_with_one_over_delta() {
     for delta in [0.25, 0.1] {
@@ -152,9 +152,10 @@ fn cp2_five_flows_converge_to_fair_shares() {
     assert!((5.0..=40.0).contains(&qmean), "mean backlog {qmean:.2} packets, want [5, 40]");
 }
 
-/// CP3: two Copa flows with RTTs 20 ms and 80 ms (100 Mbit/s, buffer 2 BDP
-/// of 50 ms): rates independent of RTT (§5.6), so Jain ≥ 0.9 over 20–60 s
-/// (a ratio within 1:2), and fairer than two CUBIC flows on the same path.
+/// CP3: two Copa flows with RTTs 20 ms and 80 ms (100 Mbit/s, buffer 2 BDP of
+/// 50 ms): rates independent of RTT (fluid equilibrium), so Jain ≥ 0.9 over
+/// 20–60 s (a ratio within 1:2), and fairer than two CUBIC flows on the same
+/// path.
 #[test]
 fn cp3_rtt_fairness() {
     let jain_of = |cc: &str| {
@@ -214,7 +215,8 @@ fn cp4_switches_to_competitive_mode_against_cubic() {
 }
 
 /// CP4, the share: against CUBIC, Copa's share of the bytes over 20–80 s
-/// must lie in the reference's acceptance band [0.2, 0.6] ("not starved";
+/// must lie in an acceptance band of ours, [0.2, 0.6] ("not starved", for
+/// the claim of good coexistence with Cubic in the paper's abstract;
 /// the paper's own measured share was not re-read). Measured: 0.228 (0.177
 /// before Copa kept genericCC's rule that a return to default mode within an
 /// RTT of a competitive-mode loss leaves δ as it is). The pass is not

@@ -126,8 +126,9 @@ fn responses() -> Vec<Response> {
             random_losses: [300.0, 200.0, 150.0],
             derived_for: Loss::Random,
         },
-        // metrics.md's AIMD(α, β) form with Illinois' bounds on a path
-        // without queueing delay (α = 10, β = 7/8): √(10·1.875/(0.25 p)).
+        // RFC 9438's AIMD(α, β) average window (its eq. 3) with Illinois'
+        // bounds on a path without queueing delay (α = 10, β = 7/8):
+        // √(10·1.875/(0.25 p)).
         Response {
             label: "illinois",
             cc: "illinois",

@@ -1,8 +1,8 @@
 //! Whole-simulation checks of LEDBAT (RFC 6817) and its `ledbat++`
-//! variant (draft-irtf-iccrg-ledbat-plus-plus), against the behaviours of
-//! reference `l4s-and-modern-cc.md` §7.6 (LB1–LB7) and the issue's
-//! statement: "LEDBAT yields to a CUBIC flow (its share under a tenth) and
-//! holds its delay target when alone".
+//! variant (draft-irtf-iccrg-ledbat-plus-plus), against behaviours LB1–LB7
+//! (from RFC 6817's window law, the draft's slowdowns and fluid estimates
+//! of ours) and the issue's statement: "LEDBAT yields to a CUBIC flow (its
+//! share under a tenth) and holds its delay target when alone".
 //!
 //! Paths are the dumbbell of `common.rs` (DropTail buffer in multiples of
 //! the bandwidth-delay product, in 1500-byte packets). Queueing delay is
@@ -14,8 +14,8 @@
 //! approaches TARGET exponentially with time constant τ = TARGET·C·RTT
 //! (C in packets/s). At 10 Mbit/s (833 packets/s) and RTT ≈ 150 ms, τ ≈
 //! 12.5 s, and the 60–120 s window starts ≈ 5τ after the start; at the
-//! reference's 50 Mbit/s τ would be ≈ 60 s and two minutes would not show
-//! the steady state.
+//! 50 Mbit/s of the LB3–LB5 path τ would be ≈ 60 s and two minutes would
+//! not show the steady state.
 
 mod common;
 use common::*;
@@ -148,9 +148,9 @@ fn share_against_cubic(variant: &str, bdp: f64) -> f64 {
 }
 
 /// LB3/LB5 and the issue: LEDBAT yields to CUBIC, its share under a tenth.
-/// Path as the reference (50 Mbit/s, 50 ms) with 4 BDP of buffer: CUBIC's
-/// queue (≈ 125–200 ms) stays above TARGET, so LEDBAT's off_target is
-/// negative and every shared loss halves it (reference fluid estimate
+/// LB3's path (50 Mbit/s, 50 ms) with 4 BDP of buffer: CUBIC's queue
+/// (≈ 125–200 ms) stays above TARGET, so LEDBAT's off_target is negative and
+/// every shared loss halves it (a crude fluid model of ours estimates
 /// ≈ 0.7 %). Measured from 90 s: RFC 6817 sheds at most one packet per RTT
 /// above TARGET, and the largest window it can hold here (5 BDP ≈ 1040
 /// packets) needs that long only with the help of losses; 90 s leaves time
@@ -162,8 +162,8 @@ fn rfc6817_yields_to_cubic() {
     assert!(s < 0.1, "LEDBAT share {s:.4} against CUBIC");
 }
 
-/// LB4/LB5 for LEDBAT++ (TARGET 60 ms): same path and threshold (the
-/// reference's fluid estimate is 0.4–1 %).
+/// LB4/LB5 for LEDBAT++ (TARGET 60 ms): same path and threshold (our
+/// fluid estimate is 0.4–1 %).
 #[test]
 fn plus_plus_yields_to_cubic() {
     let s = share_against_cubic("ledbat++", 4.0);
@@ -186,7 +186,8 @@ fn latecomer(variant: &str) -> (Vec<u64>, f64) {
 /// 100 ms too high and it pushes the queue towards 2·TARGET, where the
 /// first flow sees off_target < 0 and backs off to MIN_CWND. Asserted: the
 /// latecomer takes most of the link (> 1/2) over 90–150 s. The queue's
-/// magnitude (≈ 2·TARGET) is [UNCONFIRMED] in the reference and only printed.
+/// magnitude (≈ 2·TARGET, the argument above) was not confirmed in a
+/// published source and is only printed.
 #[test]
 fn rfc6817_latecomer_takes_most_of_the_link() {
     let (b, q) = latecomer("rfc6817");

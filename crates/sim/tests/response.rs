@@ -1,6 +1,5 @@
 //! Whole-run response functions: the average window of one flow on an
-//! uncongested path at loss rate p, against the analytic forms of
-//! `metrics.md` §7:
+//! uncongested path at loss rate p, against these analytic forms:
 //!
 //! | algorithm | W(p), packets | source | derived for |
 //! |---|---|---|---|
@@ -148,7 +147,8 @@ fn highspeed_linux_per_ack_equals_doubled_loss_rate() {
 // ---------------------------------------------------------------------------
 // Scalable TCP.
 
-/// Kelly 2003 (loss-based.md §4.2): the equilibrium a·(1 − p) = p·b·w sets
+/// Kelly 2003 (T. Kelly, "Scalable TCP: improving performance in highspeed
+/// wide area networks", ACM CCR 33(2)): the equilibrium a·(1 − p) = p·b·w sets
 /// the expected change of cwnd per packet to zero when each packet is lost
 /// independently with probability p, i.e. it is derived for random loss:
 /// 0.08/p in the MIMD region (w > 1/a = 100). Measured (seed 11) −4.8 %,
@@ -242,13 +242,13 @@ fn report_periodic_loss_other_variants() {
     }
 }
 
-// No response function in metrics.md §7 for these; measured windows for the
-// report, against: SQRT (α = 1, β = 1/2) periodic-loss sawtooth
-// √(α/(βp)) = 1.41/√p; Illinois on a path without queueing delay is
-// AIMD(α = 10, multiplier 7/8): √(10·1.875/(0.25 p)) = 8.66/√p; BIC and H-TCP
-// against Reno's 1.22/√p only for scale.
+// No response function in the table at the top of this file for these;
+// measured windows for the report, against: SQRT (α = 1, β = 1/2)
+// periodic-loss sawtooth √(α/(βp)) = 1.41/√p; Illinois on a path without
+// queueing delay is AIMD(α = 10, multiplier 7/8): √(10·1.875/(0.25 p)) =
+// 8.66/√p; BIC and H-TCP against Reno's 1.22/√p only for scale.
 #[test]
-#[ignore = "report only: no analytic response function in metrics.md for these"]
+#[ignore = "report only: no analytic response function in this file's table for these"]
 fn report_other_response_functions() {
     // SQRT sheds only β√w per loss, so undoing a slow-start overshoot takes
     // hundreds of loss-free RTTs: a receive window of 3 w and long runs; p

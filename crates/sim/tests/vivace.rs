@@ -1,5 +1,6 @@
-//! Whole-simulation checks of PCC Vivace (`vivace`) against the behaviours
-//! of reference `l4s-and-modern-cc.md` §6.8 and issue 30: high utilisation
+//! Whole-simulation checks of PCC Vivace (`vivace`) against behaviours
+//! VI1–VI5, derived from the utility function and state machine of the
+//! authors' code (`PCCproject/PCC-Uspace`), and issue 30: high utilisation
 //! under random loss where CUBIC collapses (VI1), convergence of competing
 //! flows to fair shares (VI4), a small standing queue in a deep buffer
 //! (VI3), and the smaller share against CUBIC in a deep buffer (VI5).
@@ -7,7 +8,7 @@
 //! Vivace flows run paced, as the algorithm requires. Goodput is payload
 //! delivered to the receiver, compared with the link's payload capacity
 //! (rate × MSS / (MSS + header) = 96.53 Mbit/s on a 100 Mbit/s link).
-//! Thresholds come from the reference or the paper, with the reason beside
+//! Thresholds come from that derivation or the paper, with the reason beside
 //! each; none was adjusted to a measured result.
 
 mod common;
@@ -15,7 +16,7 @@ use common::*;
 use sim::{Config, Output};
 
 const LINK_MBPS: u64 = 100;
-/// Reference §6.8 VI1: 100 Mbit/s, 30 ms.
+/// VI1's path: 100 Mbit/s, 30 ms.
 const RTT_MS: u64 = 30;
 
 /// Payload capacity of the link, bit/s.
@@ -53,11 +54,11 @@ fn lossy_goodput(cc: &str, loss: f64, secs: u64, seed: u64) -> f64 {
     g
 }
 
-/// Issue 30 / reference VI1: Vivace keeps high utilisation under 1 % random
-/// loss where CUBIC collapses. Vivace: ≥ 90 % of the payload capacity
-/// (VI1's threshold; §6.6: with no queue its utility keeps rising with the
-/// rate while the loss rate is below L* = (0.9/11.35)·x^−0.1 ≈ 5 % at
-/// 100 Mbit/s, so 1 % loss should not hold it below the link rate). CUBIC
+/// Issue 30 / VI1: Vivace keeps high utilisation under 1 % random loss where
+/// CUBIC collapses. Vivace: ≥ 90 % of the payload capacity (VI1's threshold;
+/// from the utility: with no queue its utility keeps rising with the rate
+/// while the loss rate is below L* = (0.9/11.35)·x^−0.1 ≈ 5 % at 100 Mbit/s,
+/// so 1 % loss should not hold it below the link rate). CUBIC
 /// on the same path: ≤ 20 %. Its loss-limited window in the Reno-friendly
 /// region (RFC 9438 §4.3, AIMD with β = 0.7) is √(3(1+β)/(2(1−β)p)) ≈ 29
 /// packets at p = 1 %, ≈ 11 Mbit/s at 30 ms (Mathis for Reno: ≈ 4.7
@@ -76,7 +77,7 @@ fn keeps_utilisation_under_one_percent_loss_where_cubic_collapses() {
     assert!(cubic <= 0.20, "cubic goodput {:.2}% at 1% loss", cubic * 100.0);
 }
 
-/// Reference VI1 as stated: 2 % random loss, utilisation ≥ 90 % (2 % is
+/// VI1 as first stated: 2 % random loss, utilisation ≥ 90 % (2 % is
 /// still well below L* ≈ 5 % at 100 Mbit/s).
 ///
 /// Missed, with the QUIC port's rules followed: the fluid argument ignores
@@ -105,7 +106,7 @@ fn keeps_utilisation_under_two_percent_loss() {
     assert!(g >= 0.90, "vivace goodput {:.2}% at 2% loss", g * 100.0);
 }
 
-/// Reference VI2, the other side of L*: at 8 % loss (above L* for any rate
+/// VI2, the other side of L*: at 8 % loss (above L* for any rate
 /// above 0.9 Mbit/s) the fluid model puts the rate near 0.9 Mbit/s; the
 /// test asks only that Vivace falls well below the 2 % case, to a tenth of
 /// the link or less (the fluid value is under 1 %). Measured: 7.3 % (seed
@@ -131,14 +132,14 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Reference VI3: one Vivace flow in a deep buffer (10 BDP = 300 ms) keeps
+/// VI3: one Vivace flow in a deep buffer (10 BDP = 300 ms) keeps
 /// the standing queue small and does not fill the buffer, because any
 /// growth of the queue is a positive RTT gradient that the latency term
 /// (900·x·dRTT/dT) punishes. Over 5–30 s (after start-up), sampled every
 /// 10 ms: median backlog ≤ 5 ms ("few ms", VI3) and 95th percentile ≤ 30 ms
 /// (one base RTT, a tenth of the buffer; a loss-based flow would hold
 /// 200–300 ms). Goodput stays ≥ 90 % so the small queue is not bought with
-/// an idle link (§6.6: equilibrium near full utilisation).
+/// an idle link (from the utility: equilibrium near full utilisation).
 ///
 /// Measured (seed 3): median 0.00 ms, p95 1.20 ms, goodput 93.9 %, no drop
 /// (seeds 1–7: p95 0.96–1.20 ms).
@@ -174,12 +175,12 @@ fn keeps_the_queue_small_in_a_deep_buffer() {
     assert!(median_b0 >= 150.0, "loss-only median backlog {median_b0:.2} ms");
 }
 
-/// Reference VI4: two Vivace flows, the second joining 5 s after the first,
+/// VI4: two Vivace flows, the second joining 5 s after the first,
 /// converge to equal shares: Jain's index ≥ 0.95 (VI4) over the bytes
 /// through the bottleneck from 10 s after the join to the end (40 s). The
-/// paper's convergence times are [UNCONFIRMED] in the reference, so the
+/// paper's convergence times were not confirmed (it was not re-read), so the
 /// window starts only after 10 s, about 330 RTTs (the gradient ascent of
-/// §6.4 moves a flow by at most 5–10 % per 2–3 RTTs).
+/// the port's `ComputeRateChange` moves a flow by at most 5–10 % per 2–3 RTTs).
 ///
 /// Measured: Jain 0.974 with seed 5 (bytes 58 % / 42 %); over seeds 1–7
 /// 0.945, 0.995, 0.972, 0.954, 0.974, 1.000, 0.993, so the threshold is met
@@ -198,7 +199,7 @@ fn competing_flows_converge_to_fair_shares() {
     assert!(j >= 0.95, "Jain {j:.4}, bytes {b:?}");
 }
 
-/// Reference VI5: against CUBIC in a deep buffer (10 BDP) Vivace gets the
+/// VI5: against CUBIC in a deep buffer (10 BDP) Vivace gets the
 /// smaller share: CUBIC fills the buffer, and the queue growth it causes
 /// is a positive RTT gradient in Vivace's utility. Shares of bottleneck
 /// bytes over 10–60 s. Measured: Vivace 0.56 % (seeds 1–4: 0.5–0.6 %): it

@@ -440,7 +440,7 @@ def friendliness(rates: Mapping[int, float], standard: Sequence[bool]) -> dict[s
     ``standard_share``: the standard flows' mean rate over the fair share
     (all flows' mean rate; 1 is friendly, below 1 the others take more);
     ``ratio``: the other flows' mean rate over the standard flows' (the
-    friendliness ratio F of the metrics reference; 1 is friendly). None
+    friendliness ratio F; 1 is friendly). None
     where a camp is missing.
     """
     std = [r for i, r in rates.items() if standard[i]]

@@ -64,7 +64,7 @@ ssthresh 100 packets, the growth cap of at most 16 packets per RTT per 100 ms of
 (``max_increment``), a fixed 2 % per RTT before the first loss (``cnt_before_loss``, v2.0's
 ``cnt = 50``, where v2.3 grows at least 5 %), and a Reno estimate that counts ACKs, not packets
 (``reno_estimate_per_ack``). These are CUBIC v2.0's defaults and rules, the first Linux CUBIC (2.6.13,
-August 2005; ``loss-based.md`` §1.8, "History kept for reproducibility"; the code as in Linux 2.6.20's
+August 2005; the code as in Linux 2.6.20's
 and 2.6.21's ``tcp_cubic.c``); v2.0 took the cap and the initial ssthresh unchanged from BIC's Linux
 code (BIC's ``max_increment`` = 16 = Smax, ``initial_ssthresh`` = 100), and the talk presents CUBIC
 as an enhanced BIC (slide 4) run on Linux (slide 8). v2.0's ``cube_rtt_scale`` scaling error
@@ -85,10 +85,11 @@ and FAST)."""
 FAST_SMALL_ALPHAS = (10.0, 100.0)
 """The alphas (packets FAST keeps queued) FAST is judged at: the talk says its alpha was small
 without giving it (slide 23: FAST's flows got less than standard TCP, which the talk puts down to
-the small alpha; slide 24: FAST needs its alpha tuned). ccarena's reference gives small simulations alpha 10-100 against
-the 200 of FAST's 2004 Gbit/s experiments (``loss-based.md`` §6.1, ``ccarena list cc``: marked
-unconfirmed); both ends are run and each FAST part must hold at both, so that no part rests on
-one value chosen inside that range."""
+the small alpha; slide 24: FAST needs its alpha tuned). Small simulations are taken to use alpha 10-100,
+against the 200 of FAST's 2004 Gbit/s experiments (Jin, Wei and Low, "FAST TCP: motivation,
+architecture, algorithms, performance", IEEE INFOCOM 2004; ``ccarena list cc``: marked unconfirmed);
+neither value was confirmed in a second source. Both ends are run and each FAST part must hold at
+both, so that no part rests on one value chosen inside that range."""
 
 FAST_GBIT_ALPHA = 200.0
 """ccarena's default alpha, the Gbit/s value of FAST's authors (``ccarena list cc``): run beside

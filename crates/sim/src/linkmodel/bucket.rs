@@ -94,11 +94,12 @@ mod tests {
     use crate::event::PS_PER_US;
 
     fn bucket() -> TokenBucket {
-        // Links-and-topologies reference §5.5: rate 10 Mbit/s, burst 15 000 B.
+        // Linux tbf and police (net/sched/sch_tbf.c, act_police.c; tc-tbf(8)) with
+        // rate 10 Mbit/s, burst 15 000 B; the examples below are worked by hand.
         TokenBucket::new(&BucketConfig { rate_bps: 10_000_000, burst_bytes: 15_000 })
     }
 
-    /// PV3: 20 packets back to back at 1 Gbit/s (12 µs apart): 10 pass, 10 are dropped.
+    /// Policer: 20 packets back to back at 1 Gbit/s (12 µs apart): 10 pass, 10 are dropped.
     #[test]
     fn policer_passes_the_burst_and_drops_the_rest() {
         let mut b = bucket();
@@ -107,7 +108,7 @@ mod tests {
         assert!(passed[..10].iter().all(|&p| p));
     }
 
-    /// PV2: the shaper sends packets 1-10 on arrival, the 11th at 1.212 ms,
+    /// Shaper: it sends packets 1-10 on arrival, the 11th at 1.212 ms,
     /// then one every 1.2 ms, the 20th at 12.012 ms.
     #[test]
     fn shaper_releases_at_the_token_rate() {

@@ -314,7 +314,7 @@ mod tests {
         Trace::new(&TraceConfig { opportunities_ms: lines.to_vec(), once: false, mode })
     }
 
-    /// Links-and-topologies reference, TV1: a 1500-byte packet starting at
+    /// The fluid rule, worked by hand: a 1500-byte packet starting at
     /// 0.9995 s, 10 Mbit/s until 1 s then 5 Mbit/s, ends at 1.0014 s.
     #[test]
     fn fluid_schedule_finishes_on_the_remaining_bits() {
@@ -322,7 +322,7 @@ mod tests {
         assert_eq!(s.finish(ms(999.5), 1500), ms(1001.4));
     }
 
-    /// TV2: an outage 1.000-1.050 s holds the rest of the packet.
+    /// The fluid rule, by hand: an outage 1.000-1.050 s holds the rest of the packet.
     #[test]
     fn an_outage_pauses_the_packet_in_service() {
         let mut s = Schedule::new(&[(0, 10_000_000), (1_000_000_000, 0), (1_050_000_000, 10_000_000)]);
@@ -337,15 +337,16 @@ mod tests {
         assert_eq!(dark.finish(ms(0.999), 1500), Time::MAX);
     }
 
-    /// TV3: 100 Mbit/s for 30 s then 20 Mbit/s: 3.6e9 bits in 60 s.
+    /// By hand: 100 Mbit/s for 30 s then 20 Mbit/s: 3.6e9 bits in 60 s.
     #[test]
     fn schedule_integral() {
         let s = Schedule::new(&[(0, 100_000_000), (30_000_000_000, 20_000_000)]);
         assert_eq!(s.bits_between(0, 60 * PS_PER_S), 3.6e9);
     }
 
-    /// MV3: trace `1`, four packets at t = 0 (Mahimahi): A (1500 B) at ms 1,
-    /// B (1000 B) and C (52 B) at ms 2, D (1500 B) straddles into ms 3.
+    /// Mahimahi's byte accounting (ravinet/mahimahi link_queue.cc), worked by
+    /// hand: trace `1`, four packets at t = 0: A (1500 B) at ms 1, B (1000 B)
+    /// and C (52 B) at ms 2, D (1500 B) straddles into ms 3.
     #[test]
     fn opportunities_are_spent_in_bytes() {
         let mut t = trace(&[1], TraceMode::Mahimahi);
@@ -356,8 +357,9 @@ mod tests {
         assert_eq!(t.left, 1504 - 1060);
     }
 
-    /// MV4: an opportunity per 100 ms carries 26 ACKs of 52 bytes (56 with
-    /// the TUN header); the 27th straddles and leaves 100 ms later.
+    /// Mahimahi (link_queue.cc), by hand: an opportunity per 100 ms carries 26
+    /// ACKs of 52 bytes (56 with the TUN header); the 27th straddles and leaves
+    /// 100 ms later.
     #[test]
     fn one_opportunity_carries_26_acks() {
         let mut t = trace(&[100], TraceMode::Mahimahi);
@@ -371,7 +373,8 @@ mod tests {
         assert_eq!(done[26], ms(200.0));
     }
 
-    /// MV2: trace `0, 0, 5` loops with period 5: 0, 0, 5 | 5, 5, 10 | …
+    /// Mahimahi's loop rule, by hand: trace `0, 0, 5` loops with period 5:
+    /// 0, 0, 5 | 5, 5, 10 | …
     #[test]
     fn the_trace_loops_on_its_last_time() {
         let mut t = trace(&[0, 0, 5], TraceMode::Ideal);
@@ -384,8 +387,9 @@ mod tests {
         assert_eq!(got, vec![0, 0, 5, 5, 5, 10, 10]);
     }
 
-    /// MV6: on an idle trace `1` link a packet arriving at 5.3 ms leaves at
-    /// ms 6 (Mahimahi); unused bytes of earlier opportunities are lost.
+    /// Mahimahi (link_queue.cc), by hand: on an idle trace `1` link a packet
+    /// arriving at 5.3 ms leaves at ms 6; unused bytes of earlier
+    /// opportunities are lost.
     #[test]
     fn strictly_later_and_no_credit() {
         let mut t = trace(&[1], TraceMode::Mahimahi);
@@ -398,7 +402,7 @@ mod tests {
         assert_eq!(i.finish(ms(5.0) + PS_PER_US, ms(5.0) + PS_PER_US, 1500), ms(6.0));
     }
 
-    /// MV1 and MV5: k lines per ms carry k·1500 bytes per ms; a square wave's
+    /// By hand: k lines per ms carry k·1500 bytes per ms; a square wave's
     /// delivered bytes equal its integral.
     #[test]
     fn backlogged_delivery_matches_the_trace_integral() {

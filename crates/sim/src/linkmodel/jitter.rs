@@ -257,9 +257,11 @@ mod tests {
         }
     }
 
-    /// Links-and-topologies reference JV2: sent at 0, 1, 2, 3 ms with draws
-    /// giving due times 15, 11, 15, 14 ms arrive as 2, 4, 1, 3; packets 1
-    /// and 3 arrive after one sent later (RFC 4737 ratio 0.5).
+    /// Worked by hand (netem's time-ordered queue, Linux net/sched/sch_netem.c):
+    /// sent at 0, 1, 2, 3 ms with draws giving due times 15, 11, 15, 14 ms
+    /// arrive as 2, 4, 1, 3; packets 1 and 3 arrive after one sent later
+    /// (RFC 4737 ratio 0.5; RFC 4737's definition is used as recalled, its
+    /// text not confirmed in a second source).
     #[test]
     fn reordered_packets_are_counted_as_rfc_4737_defines() {
         let mut m = line(None, true);

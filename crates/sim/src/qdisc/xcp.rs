@@ -203,7 +203,7 @@ impl XcpRouter {
         self.input_bytes += s;
         self.min_queue = self.min_queue.min(queue_bytes as f64);
         // A flow's first packets carry H_rtt = 0 (no estimate): count them
-        // only in y (the paper's implementation notes).
+        // only in y (the paper's header, Fig. 1, keeps them out of the averages).
         if hdr.cwnd_bytes > 0 && hdr.rtt_us > 0 {
             let rtt = hdr.rtt_us as f64 * 1e-6;
             let x = rtt * s / hdr.cwnd_bytes as f64;
@@ -453,8 +453,9 @@ mod tests {
         }
     }
 
-    /// XV1 (paper Eqs. 1, 5): C = 12.5e6 B/s, d = 0.1 s, y = 1e6 B, Q = 0 →
-    /// φ = 0.4·0.1·(12.5e6 − 1e7) = 100 000 B; h = max(0, 1e5 − 1e5) = 0;
+    /// XV1, worked by hand (paper Eqs. 1, 5): C = 12.5e6 B/s, d = 0.1 s,
+    /// y = 1e6 B, Q = 0 → φ = 0.4·0.1·(12.5e6 − 1e7) = 100 000 B;
+    /// h = max(0, 1e5 − 1e5) = 0;
     /// Σ rtt·s/cwnd = 1000·(0.1·1000/50000) = 2.0 → ξp = 1e5/(0.1·2) = 5e5;
     /// p = 5e5·0.01·1000/50000 = 100 B per packet; n = 0.
     #[test]
@@ -473,8 +474,8 @@ mod tests {
         assert!(h.has_feedback);
     }
 
-    /// XV2 (Eq. 2, shuffling at full load): y = 1.25e6 B → φ = 0,
-    /// h = 0.1·1.25e6 = 125 000; Σ rtt·s/cwnd = 750·(1/750)+500·(1/500) = 2.0 →
+    /// XV2, worked by hand (Eq. 2, shuffling at full load): y = 1.25e6 B →
+    /// φ = 0, h = 0.1·1.25e6 = 125 000; Σ rtt·s/cwnd = 750·(1/750)+500·(1/500) = 2.0 →
     /// ξp = 625 000; ξn = 125 000/(0.1·1.25e6) = 1.0.
     /// A (cwnd 75 000): p = 625000·0.01·1000/75000 = 83.33, n = 100 → −16.67 → −17 B;
     /// B (cwnd 50 000): p = 125, n = 100 → +25 B.
@@ -496,7 +497,7 @@ mod tests {
         assert_eq!(b.feedback, 25);
     }
 
-    /// XV3 (Eqs. 1-2 with a queue): y = 1.5e6 B, Q = 50 000 B →
+    /// XV3, worked by hand (Eqs. 1-2 with a queue): y = 1.5e6 B, Q = 50 000 B →
     /// φ = 0.04·(−2.5e6) − 0.226·50 000 = −111 300; h = 150 000 − 111 300 = 38 700.
     #[test]
     fn xv3_overload_with_queue() {

@@ -223,7 +223,9 @@ mod tests {
         c.option(3)
     }
 
-    // l4s-and-modern-cc.md AV3: ACE over successive CE arrivals from r.cep = 5.
+    // Worked by hand from RFC 9768's r.cep (initial value 5, Linux
+    // TCP_ACCECN_CEP_INIT_OFFSET) and ACE = r.cep mod 8 (Linux
+    // tcp_accecn_set_ace): ACE over successive CE arrivals from r.cep = 5.
     #[test]
     fn av3_ace_sequence() {
         let mut c = Counters::default();
@@ -235,8 +237,9 @@ mod tests {
         assert_eq!(seen, vec![5, 6, 7, 0, 1, 2, 3, 4, 5, 6]);
     }
 
-    // AV4: delivered_ce = 10 (last ACE seen 7), ACK with ACE 2, d = 4:
-    // delta = (−3 − 10) mod 8 = 3; delivered_ce → 13 (13 + 5 = 18 ≡ 2).
+    // Linux __tcp_accecn_process, worked by hand: delivered_ce = 10 (last
+    // ACE seen 7), ACK with ACE 2, d = 4: delta = (−3 − 10) mod 8 = 3;
+    // delivered_ce → 13 (13 + 5 = 18 ≡ 2).
     #[test]
     fn av4_small_ack() {
         let mut m = Mirror { delivered_ce: 10, ..Default::default() };
@@ -244,9 +247,10 @@ mod tests {
         assert_eq!(m.delivered_ce, 13);
     }
 
-    // AV5: d = 10, delta = 1: safe = 10 − (9 mod 8) = 9. With the option and
-    // MSS 1448: d_ceb = 1448 → 1 (1448 < 9·1448/2); d_ceb = 13 032 → 9;
-    // no option → 9. d = 20, delta = 2 → safe 18.
+    // Linux __tcp_accecn_process, worked by hand: d = 10, delta = 1:
+    // safe = 10 − (9 mod 8) = 9. With the option and MSS 1448: d_ceb = 1448
+    // → 1 (1448 < 9·1448/2); d_ceb = 13 032 → 9; no option → 9. d = 20,
+    // delta = 2 → safe 18.
     #[test]
     fn av5_wrap_resolved_by_bytes() {
         let ace_for = |ce: u64| ((ce + 5) & 7) as u8;
@@ -278,8 +282,9 @@ mod tests {
         assert_eq!(m.process(((20 + 5) & 7) as u8, &opt_ceb(20 * 1448), facts(20)), 20);
     }
 
-    // AV6: 24-bit wrap: stored CE bytes 0xFFF000, ECEB field 0x000010 →
-    // Δ = 0x001010 = 4112, stored → 16 777 232.
+    // Linux tcp_update_ecn_bytes, worked by hand: 24-bit wrap: stored CE
+    // bytes 0xFFF000, ECEB field 0x000010 → Δ = 0x001010 = 4112, stored →
+    // 16 777 232.
     #[test]
     fn av6_byte_counter_wrap() {
         let mut stored = 0xFF_F000u64;

@@ -92,7 +92,9 @@ impl RttEstimator {
 mod tests {
     use super::*;
 
-    // tcp-core.md §8.3, Linux column; each sample completes an RTT.
+    // Linux's estimator (net/ipv4/tcp_input.c tcp_rtt_estimator,
+    // include/net/tcp.h __tcp_set_rto), worked by hand; each sample
+    // completes an RTT.
     #[test]
     fn linux_rto_vectors() {
         let mut e = RttEstimator::default();

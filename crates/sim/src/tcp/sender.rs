@@ -1863,8 +1863,9 @@ mod tests {
 
     // AccECN at the sender: the exact count of newly CE-marked packets goes
     // to delivered_ce, even when one stretch ACK covers more than 7 packets
-    // (l4s-and-modern-cc.md §3.6, as AV5: the option's CE bytes resolve the
-    // wrap of ACE); an ACK reporting marks enters CWR once per window; CWR
+    // (Linux __tcp_accecn_process, as in tcp/accecn.rs's
+    // av5_wrap_resolved_by_bytes: the option's CE bytes resolve the wrap of
+    // ACE); an ACK reporting marks enters CWR once per window; CWR
     // is never set on data (the bit belongs to ACE).
     #[test]
     fn accecn_counts_every_mark_through_stretch_acks() {
@@ -1939,11 +1940,13 @@ mod tests {
         assert!(!rtx[0].ect, "RFC 3168 §6.1.5: retransmissions are Not-ECT");
     }
 
-    // RFC 6937 / tcp-core.md §6.3: segments 0..20 in flight (cwnd 20), segment 0
-    // lost, the rest SACKed one by one. Recovery starts at the third SACK with
-    // ssthresh 10; PRR then releases about one segment per two delivered, and
-    // when the retransmission is acknowledged cwnd = ssthresh and no more than
-    // ssthresh packets are in flight.
+    // RFC 6937 (PRR, as Linux applies it in recovery; that Linux ends the
+    // recovery with cwnd = ssthresh, tcp_end_cwnd_reduction, was not
+    // confirmed in a second source): segments 0..20 in flight (cwnd 20),
+    // segment 0 lost, the rest SACKed one by one. Recovery starts at the
+    // third SACK with ssthresh 10; PRR then releases about one segment per two
+    // delivered, and when the retransmission is acknowledged cwnd = ssthresh
+    // and no more than ssthresh packets are in flight.
     #[test]
     fn prr_reduces_to_ssthresh_smoothly() {
         let mut s = sender(Recovery::Prr, 20);
@@ -1981,8 +1984,9 @@ mod tests {
         assert!(s.tp.packets_in_flight() <= 10, "in flight {}", s.tp.packets_in_flight());
     }
 
-    // tcp-core.md TV-C5 (window arithmetic of Reno/NewReno fast recovery):
-    // cwnd 40, the first segment lost, 39 duplicate ACKs.
+    // Window arithmetic of Reno/NewReno fast recovery (RFC 5681 §3.2, RFC
+    // 6582), worked by hand: cwnd 40, the first segment lost, 39 duplicate
+    // ACKs.
     #[test]
     fn newreno_inflates_per_dupack_and_deflates_on_full_ack() {
         let mut s = sender(Recovery::NewReno, 40);
@@ -2013,8 +2017,8 @@ mod tests {
         assert_eq!(s.tp.snd_cwnd, 20);
     }
 
-    // tcp-core.md TV-C6: two losses in one window; a partial ACK retransmits
-    // the next hole and deflates the window.
+    // RFC 6582's partial ACK, worked by hand: two losses in one window; a
+    // partial ACK retransmits the next hole and deflates the window.
     #[test]
     fn newreno_partial_ack_retransmits_next_hole() {
         let mut s = sender(Recovery::NewReno, 16);
@@ -2045,8 +2049,8 @@ mod tests {
         assert!(s.finished());
     }
 
-    // tcp-core.md TV-C8: a timeout halves ssthresh, sets cwnd to 1 and
-    // doubles the timer.
+    // The timeout response of RFC 5681 §3.1 and RFC 6298 §5, worked by hand:
+    // a timeout halves ssthresh, sets cwnd to 1 and doubles the timer.
     #[test]
     fn rto_collapses_window_and_backs_off() {
         let mut s = sender(Recovery::Prr, 40);
@@ -2144,8 +2148,10 @@ mod tests {
         assert_eq!(s.stats.timeouts, 0);
     }
 
-    // bbr.md §3 test vector, reproduced through the sender: the newest packet
-    // delivered decides the sample; interval = max(send, ack elapsed).
+    // Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation;
+    // Linux net/ipv4/tcp_rate.c) through the sender, worked by hand: the
+    // newest packet delivered decides the sample; interval = max(send, ack
+    // elapsed).
     #[test]
     fn rate_sample_uses_newest_delivered_packet() {
         let mut s = sender(Recovery::Prr, 10);
@@ -2156,9 +2162,9 @@ mod tests {
     }
 
     /// Sends segments 0..10 at t = 0, then (with the connection state set to
-    /// bbr.md §3's vector: C.delivered = 50, C.delivered_time = 90 ms,
+    /// a worked example of ours: C.delivered = 50, C.delivered_time = 90 ms,
     /// C.first_sent_time = 80 ms) segment 10 = P at 100 ms, stamped with it.
-    fn bbr_md_vector_sender() -> Sender {
+    fn bbr_worked_example_sender() -> Sender {
         let mut s = sender(Recovery::Prr, 10);
         assert_eq!(sent(&mut s).len(), 10);
         s.tp.delivered = 50;
@@ -2170,13 +2176,14 @@ mod tests {
         s
     }
 
-    // bbr.md §3 test vector: an ACK at 140 ms delivers 10 packets, P the
-    // newest, bringing C.delivered to 60: send phase 100 − 80 = 20 ms, ACK
+    // Worked by hand from draft-cheng-iccrg-delivery-rate-estimation and
+    // Linux tcp_rate.c: an ACK at 140 ms delivers 10 packets, P the newest,
+    // bringing C.delivered to 60: send phase 100 − 80 = 20 ms, ACK
     // phase 140 − 90 = 50 ms → interval 50 ms, 10 packets → 200 packets/s,
     // valid with min_rtt 40 ms (this ACK's RTT sample, 140 − 100).
     #[test]
-    fn rate_sample_bbr_md_vector() {
-        let mut s = bbr_md_vector_sender();
+    fn rate_sample_bbr_worked_example() {
+        let mut s = bbr_worked_example_sender();
         s.on_ack(140 * PS_PER_MS, &ack(0, &[(1, 11)]));
         assert_eq!(s.tp.delivered, 60);
         assert_eq!(s.tp.min_rtt_us, 40_000);
@@ -2190,7 +2197,7 @@ mod tests {
     // than min_rtt, so Linux discards it.
     #[test]
     fn rate_sample_shorter_than_min_rtt_is_discarded() {
-        let mut s = bbr_md_vector_sender();
+        let mut s = bbr_worked_example_sender();
         s.tp.min_rtt_us = 60_000;
         for k in 1..=10 {
             s.seg_mut(k).flags |= EVER_RETRANS;
