@@ -231,14 +231,15 @@ def test_under_random_drops_the_long_reno_flow_gets_floyds_share(hops: int, rtt:
     assert lo <= share <= hi, f"long flow's share {share:.3f} outside [{lo:.3f}, {hi:.3f}]"
 
 
+PHASE_EFFECTS = pytest.mark.xfail(
+    strict=True, reason="measured 0.198 above the band 0.036-0.161 (r_i/r_0 0.333): phase effects, as above")
 MEASURED_RTT_CASES = [
-    pytest.param(hops, rtt, qdisc, id=f"{qdisc}, {name}")
+    pytest.param(hops, rtt, qdisc, id=f"{qdisc}, {name}",
+                 marks=[PHASE_EFFECTS] if (hops, rtt, qdisc) == (3, None, "droptail") else [])
     for qdisc in ("droptail", "red")
     for hops, rtt, name in [(5, None, "5 hops, hop-proportional RTT"), (3, None, "3 hops, hop-proportional RTT"),
                             (3, "60ms", "3 hops, equal RTT"), (5, "100ms", "5 hops, equal RTT")]
-    if (hops, rtt, qdisc) != (3, None, "droptail")
-] + [pytest.param(3, None, "droptail", id="droptail, 3 hops, hop-proportional RTT", marks=pytest.mark.xfail(
-    strict=True, reason="measured 0.198 above the band 0.036-0.161 (r_i/r_0 0.333): phase effects, as above"))]
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("hops", "rtt", "qdisc"), MEASURED_RTT_CASES)

@@ -64,9 +64,9 @@ ssthresh 100 packets, the growth cap of at most 16 packets per RTT per 100 ms of
 (``max_increment``), a fixed 2 % per RTT before the first loss (``cnt_before_loss``, v2.0's
 ``cnt = 50``, where v2.3 grows at least 5 %), and a Reno estimate that counts ACKs, not packets
 (``reno_estimate_per_ack``). These are CUBIC v2.0's defaults and rules, the first Linux CUBIC (2.6.13,
-August 2005; the code as in Linux 2.6.20's
-and 2.6.21's ``tcp_cubic.c``); v2.0 took the cap and the initial ssthresh unchanged from BIC's Linux
-code (BIC's ``max_increment`` = 16 = Smax, ``initial_ssthresh`` = 100), and the talk presents CUBIC
+August 2005; the code as in Linux 2.6.20's and 2.6.21's ``tcp_cubic.c``); v2.0 took the cap and the
+initial ssthresh unchanged from BIC's Linux code (BIC's ``max_increment`` = 16 = Smax,
+``initial_ssthresh`` = 100), and the talk presents CUBIC
 as an enhanced BIC (slide 4) run on Linux (slide 8). v2.0's ``cube_rtt_scale`` scaling error
 (2.6.13-2.6.18, found in 2006) is left out: an error of the kernel port, not part of the algorithm
 the talk presents."""
