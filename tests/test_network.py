@@ -313,9 +313,13 @@ XCP_EQUAL_LOT = (
     "XCP routers on its path, whose feedback it takes the minimum of (the XCP design), and shrinks as windows grow: "
     "3 hops, 30 s, -7.6 %, -4.5 %, -2.5 % and -1.0 % at 10, 20, 40 and 100 Mbit/s; with every flow at 60 ms RTT "
     "-6.2 % at 10 Mbit/s, so not the RTTs; one hop shared by a 60 ms and a 20 ms flow 1.000 and 0.996 of the fair "
-    "share; the 3-hop long flow against a cross flow on hop2 alone 0.994. The reading: the minimum of several "
-    "routers' per-packet feedback, each right only on average over its control interval, lies below their mean, "
-    "more so the fewer packets a window holds (not traced packet by packet)"
+    "share; the 3-hop long flow against a cross flow on hop2 alone 0.994. Traced packet by packet (each router's "
+    "offer logged on the long flow's packets, second half, 3 hops, 10 Mbit/s): every hop offers it more window, "
+    "+32, +38 and +41 B per packet on average (sd 45-61 B, the control decisions' spread from one interval to the "
+    "next), the hops' offers are nearly uncorrelated (|r| <= 0.08), and the header's minimum, which the sender "
+    "gets, averages +0.09 B: the flow stops growing where the expected minimum of independent offers is zero, "
+    "below its share at every hop. Spent positive budgets (Appendix A's residues) decide under 2 % of the "
+    "minima. At 100 Mbit/s the offers are +4.0/+3.9/+4.0 B, the minimum +0.01 B, and the deficit 1 %"
 )
 
 
