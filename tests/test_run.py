@@ -154,6 +154,18 @@ def test_fixed_transfer_completes() -> None:
     assert f["goodput_bytes"] == 1_000_000
 
 
+def test_per_flow_rates_are_over_each_flows_own_time_and_the_table_says_so() -> None:
+    # The reno flow starts 2 s into a 4-s run: its rates are its bytes over its 2 s, and the
+    # printed table says what the rates are over once the flows' times differ.
+    late = ccarena.run(two_renos(duration="4s", flows=[{"cc": "reno"}, {"cc": "reno", "start": "2s"}]))
+    f = late.summary["flows"][1]
+    assert (f["start_s"], f["end_s"]) == (2.0, 4.0)
+    assert f["goodput_bps"] == pytest.approx(f["goodput_bytes"] * 8 / 2.0, rel=1e-6)
+    assert f["bottleneck_rate_bps"] == pytest.approx(f["bottleneck_bytes"] * 8 / 2.0, rel=1e-6)
+    assert "over each flow's own time" in late.summary_text()
+    assert "over each flow's own time" not in ccarena.run(two_renos()).summary_text()
+
+
 def test_cli_run_writes_a_complete_folder(tmp_path: Path) -> None:
     exp = tmp_path / "mixed.toml"
     exp.write_text(EXPERIMENT)

@@ -67,6 +67,8 @@ def format_summary(s: Mapping[str, Any], spec: Mapping[str, Any], engine_seconds
         numbers = [c.rjust(w) for c, w in zip(r[2:], widths[2:], strict=True)]
         cells = [r[0].rjust(widths[0]), r[1].ljust(widths[1]), *numbers]
         lines.append("  ".join(cells).rstrip())
+    if len({(f["start_s"], f["end_s"]) for f in s["flows"]}) > 1:
+        lines.append("(goodput and rate at the bottleneck over each flow's own time, from its start to its end)")
     lines.append("")
     util = _fmt(s["utilization"], ".3f")
     util2 = _fmt(s["utilization_second_half"], ".3f")
