@@ -402,7 +402,10 @@ def cov_rows(cubic: float, htcp: float) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.parametrize(("cubic", "htcp", "expected"), [(0.1, 0.11, "reproduced"), (0.3, 0.1, "not reproduced")])
+@pytest.mark.parametrize(
+    ("cubic", "htcp", "expected"),
+    [(0.1, 0.11, "reproduced"), (0.3, 0.1, "not reproduced"), (0.1, 0.3, "not reproduced")],
+)
 def test_b4_needs_similar_variation_for_cubic_and_htcp(cubic: float, htcp: float, expected: str) -> None:
     assert word("B4", {"B4": {"runs": cov_rows(cubic, htcp)}}) == expected
 
