@@ -731,7 +731,9 @@ def d7_judge(values: Mapping[str, Values]) -> list[Part]:
     lower with reverse flows by at least :data:`D7_UTIL_DROP` (0.01 of the link; the talk gives no
     size). Without reverse flows a 1-BDP DropTail buffer keeps the link full (a window halving from
     2 BDP stays at 1 BDP, see :data:`GOOD`), and the repeats without reverse flows agree to within
-    0.001, so a drop of 0.01 is beyond the spread between repeats."""
+    0.001, so a drop of 0.01 is beyond the spread between repeats. ACK compression and out-of-phase
+    queue synchronisation, which the slide notes as present, are not judged: the values measure
+    neither."""
     rows = values["D7"]["runs"]
     mm = _means(rows, ("reverse",), "minmax")
     ut = _means(rows, ("reverse",), "util")
@@ -849,9 +851,13 @@ D_SERIES = [
         claim="XCP takes suddenly freed bandwidth immediately, whereas HighSpeed TCP or TCP (the text does not "
         "say which) needs 2550 RTTs for it; HighSpeed TCP may, like TCP, depend on additive increase to take it",
         where="slide 11 (Dynamics (Fetching BW))",
-        reported="XCP: immediately; 2550 RTTs (the caption as the text gives it; the text does not say whether "
-        "for HighSpeed TCP or for TCP, and it mangles symbols elsewhere, e.g. the '=' of the setup lines is lost and "
-        "the '>' of the conclusion reads 'gt', so a range such as 25-50 RTTs cannot be ruled out; judged as 2550)",
+        reported="XCP: immediately; 2550 RTTs (the slide's text gives the labels XCP, HighSpeed TCP, TCP and then "
+        "two captions, 2550 RTTs first and 'immediately' second, and ties neither caption to an algorithm. "
+        "'Immediately' is read as XCP's, since its routers' feedback grows with the spare bandwidth (slide 5) and "
+        "the bullet puts HighSpeed TCP with TCP's additive increase; 2550 RTTs is then HighSpeed TCP's or TCP's, "
+        "the text does not say which. The text mangles symbols elsewhere, e.g. the '=' of the setup lines is lost "
+        "and the '>' of the conclusion reads 'gt', so a range such as 25-50 RTTs cannot be ruled out; judged as "
+        "2550)",
         figure=d5_figure,
         measure=d5_measure,
         judge=d5_judge,
@@ -876,7 +882,7 @@ D_SERIES = [
         figure=d6_figure,
         measure=d6_measure,
         judge=d6_judge,
-        cause="HighSpeed TCP's utilisation at 0.1 BDP is 0.87 under DropTail and 0.74 under RED, below the 0.9 fixed "
+        cause="HighSpeed TCP's utilisation at 0.1 BDP is 0.87 under DropTail and 0.75 under RED, below the 0.9 fixed "
         "in advance (the talk gives no number). Under DropTail ten flows of about 264 packets at overflow each cut "
         "by b(w) = 0.40 (about 105 packets); the 240-packet buffer absorbs two such cuts, so an overflow that makes "
         "three or more flows cut idles the link (0.92 at 0.2 BDP). RED with ns-2's default thresholds (5 and 15 "
@@ -891,7 +897,9 @@ D_SERIES = [
         LEE,
         "lee-chuvpilo-2002/d7-reverse-traffic.toml",
         claim="traffic in the reverse direction halves the min-max fairness of HighSpeed TCP flows and also lowers "
-        "their utilisation, through ACK compression and out-of-phase queue synchronisation",
+        "their utilisation; in a separate point the slide notes that two phenomena described by Zhang et al., ACK "
+        "compression and out-of-phase queue synchronisation, are present with reverse flows, without naming them "
+        "as the cause of the drop",
         where="slide 14 (Effects of Reverse Flows)",
         reported="min-max fairness of HighSpeed TCP lowered by a factor of 2",
         figure=d7_figure,

@@ -781,17 +781,18 @@ DISPUTES = [
     Dispute(
         ("B6", "C4"),
         "is CUBIC's RTT unfairness its own, and does it depend on the flows' start times?",
-        "Leith et al.: the unfairness between 16 ms and 160 ms flows depends on their start times (B6); Rhee: with "
-        "a 10-fold RTT ratio the throughput shares are very reasonable (item 9), and at a tiny BDP, measured at "
-        "the router, CUBIC is as RTT-fair as NewReno, and H-TCP too (C4); both run at the same start times, B6's "
-        "large windows with 1 MB and 5 MB (20 % and 100 % of the 160 ms flow's BDP; the slides give no buffer)",
+        "Leith et al.: the unfairness between flows of different RTTs depends on their start times (B6; the 16 ms "
+        "and 160 ms run here are Rhee's, item 10); Rhee: with a 10-fold RTT ratio the throughput shares are very "
+        "reasonable (item 9), and at a tiny BDP, measured at the router, CUBIC is as RTT-fair as NewReno, and "
+        "H-TCP too (C4); both run at the same start times, B6's large windows with 1 MB and 5 MB (20 % and 100 % "
+        "of the 160 ms flow's BDP; the slides give no buffer)",
         _settle_rtt,
     ),
     Dispute(
         ("B3", "B4", "C2"),
         "do cwnd plots show unfairness and variation that the rates at the router have?",
-        "Leith et al.: sustained unfairness between CUBIC flows (B3), a missed drop costs CUBIC as much as "
-        "H-TCP (B4), both from time histories, buffer not given (both run at 20 % and 100 % BDP), nor B3's start "
+        "Leith et al.: sustained unfairness between CUBIC flows (B3), the cost of missing a drop about the same "
+        "for CUBIC as for H-TCP (B4), both from time histories, buffer not given (both run at 20 % and 100 % BDP), nor B3's start "
         "times (its flows run starting together and spread over 0-40 s); Rhee: with a 100 % BDP buffer cwnds "
         "vary while rates at the router do not vary as much (C2)",
         _settle_cwnd,
