@@ -219,7 +219,11 @@ LESS_AGGRESSIVE = 0.8
 as fast (packets per second) as the large-cwnd flow's, a difference of a fifth. The bound follows
 from CUBIC's own growth law: an epoch regains (1 - beta) W_max in K ~ W_max^(1/3) seconds, so the
 mean growth scales as W_max^(2/3): a flow still 30 % behind the other (at 70 % of its window)
-grows 0.7^(2/3) = 0.79 times as fast by CUBIC's own law."""
+grows 0.7^(2/3) = 0.79 times as fast by CUBIC's own law. The bound is strict for the intervals it
+is judged on, those with one window below CONVERGED (0.8) times the other's: at that edge the same
+law gives 0.8^(2/3) = 0.86, so a joining flow whose window stays just under 0.8 of the other's
+grows less aggressively in the plain sense and still misses the bound; and a joining CUBIC 2.6
+flow follows v2.0's fixed 2 % per RTT until its first loss and its growth cap, not the epoch law."""
 
 
 def paired_growth(
