@@ -239,7 +239,8 @@ def test_verdict_words_follow_the_parts() -> None:
     assert Verdict.of([yes, yes]).word == "reproduced"
     v = Verdict.of([yes, no], "a stated cause")
     assert v.word == "partly"
-    assert v.summary() == "partly: does not hold: b (cause stated from the full preset's run: a stated cause)"
+    stated = "cause, as the preset states it from its full runs and the diagnostic runs it names"
+    assert v.summary() == f"partly: does not hold: b ({stated}: a stated cause)"
     v = Verdict.of([no], "")
     assert v.word == "not reproduced" and "cause not established" in v.summary()
     assert Verdict.of([yes], "unused").cause == ""

@@ -417,7 +417,7 @@ def f3_judge(values: Mapping[str, Values]) -> list[Part]:
       is ccarena's reading of the controller, not a number the RFC states: Appendix C.2 calls the
       target roughly the queue at the sawteeth's tips, not their average, and its equation (8)
       (mean RTT 0.85 (R_b + target) for CUBIC in Reno-friendly mode) would put the mean Classic
-      queue near 12.0, 11.3, 9.8 and 6.8 ms at 5, 10, 20 and 40 ms (:func:`rfc_classic_queue_ms`,
+      queue near 12.0, 11.2, 9.8 and 6.8 ms at 5, 10, 20 and 40 ms (:func:`rfc_classic_queue_ms`,
       reported beside the part, not judged; the band was fixed before the results and is kept).
     """
     rows = values["F3"]["runs"]

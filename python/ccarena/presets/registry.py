@@ -107,9 +107,8 @@ class Verdict:
         if self.word in ("reproduced", "figure only"):
             return self.word
         missing = "; ".join(p.name for p in self.failing)
-        cause = (
-            f" (cause stated from the full preset's run: {self.cause})" if self.cause else " (cause not established)"
-        )
+        stated = "cause, as the preset states it from its full runs and the diagnostic runs it names"
+        cause = f" ({stated}: {self.cause})" if self.cause else " (cause not established)"
         if self.word == "partly":
             return f"partly: does not hold: {missing}{cause}"
         return f"not reproduced: {missing}{cause}"
