@@ -135,7 +135,9 @@ def e1_judge(values: Mapping[str, Values]) -> list[Part]:
 
     * Without added loss BBR's throughput is several times CUBIC's: BBR / CUBIC >= 2. The report has
       503 / 78.6 = 6.4; with BBR's rate scaled to the 250 Mbit/s link (BBR fills the link, CUBIC's
-      rate on the report's path was loss-limited and does not scale) the report's numbers would give
+      rate was held by the report's path and does not scale: loss-limited, as assumed when the bound
+      was fixed; the preset's cause finds the limit in the path, not in the added loss) the report's
+      numbers would give
       about 233 / 78.6 = 3.0 (233 Mbit/s being BBR's goodput on this link in the stored runs). 2 is
       below that by more than the path's own variation (BBR, which the added loss barely touches,
       gave 503 to 570 Mbit/s across the report's settings, +-6 %), and still "much better". The
