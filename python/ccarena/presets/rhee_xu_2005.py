@@ -600,7 +600,8 @@ def a3_judge(values: Mapping[str, Values]) -> list[Part]:
             + ", ".join(pair(p) for p in pairs)
             + " (mean ± standard error over repeats): "
             + ", ".join(show(a) for a in (*named, *NOT_NAMED_FAIR))
-            + (f"; not separated by {SEPARATE_SE:g} standard errors: " + ", ".join(unseparated) if unseparated else "")
+            + (f"; not fairer by {SEPARATE_SE:g} standard errors (named/other): " + ", ".join(unseparated)
+               if unseparated else "")
             + (f"; not judged: {show(CUBIC_LINUX)}" if per_rep[CUBIC_LINUX] else ""),
         )
     )
