@@ -137,12 +137,11 @@ def e1_judge(values: Mapping[str, Values]) -> list[Part]:
       503 / 78.6 = 6.4; with BBR's rate scaled to the 250 Mbit/s link (BBR fills the link, CUBIC's
       rate was held by the report's path and does not scale: loss-limited, as assumed when the bound
       was fixed; the preset's cause finds the limit in the path, not in the added loss) the report's
-      numbers would give
-      about 233 / 78.6 = 3.0 (233 Mbit/s being BBR's goodput on this link in the stored runs). 2 is
-      below that by more than the path's own variation (BBR, which the added loss barely touches,
-      gave 503 to 570 Mbit/s across the report's settings, +-6 %), and still "much better". The
-      report itself puts the ratio at nearly seven (5.2); the bound is lower because this link,
-      slower than the report's path, caps BBR's side of the ratio and not CUBIC's.
+      numbers would give about 233 / 78.6 = 3.0 (233 Mbit/s being BBR's goodput on this link in the
+      stored runs). 2 is below that by more than the path's own variation (BBR, which the added loss
+      barely touches, gave 503 to 570 Mbit/s across the report's settings, +-6 %), and still "much
+      better". The report itself puts the ratio at nearly seven (5.2); the bound is lower because
+      this link, slower than the report's path, caps BBR's side of the ratio and not CUBIC's.
     * Without added loss CUBIC's RTT is above BBR's: by at least 1 ms. The report has 23.3 against
       21.0 ms (+2.3 ms); 1 ms, 5 % of the 20 ms base RTT, is under half of that, so a difference of
       the report's size passes and one of a few per cent of the base RTT does not.

@@ -792,8 +792,9 @@ DISPUTES = [
         ("B3", "B4", "C2"),
         "do cwnd plots show unfairness and variation that the rates at the router have?",
         "Leith et al.: sustained unfairness between CUBIC flows (B3), the cost of missing a drop about the same "
-        "for CUBIC as for H-TCP (B4), both from time histories, buffer not given (both run at 20 % and 100 % BDP), nor B3's start "
-        "times (its flows run starting together and spread over 0-40 s); Rhee: with a 100 % BDP buffer cwnds "
+        "for CUBIC as for H-TCP (B4), both from time histories, buffer not given (both run at 20 % and 100 % "
+        "BDP), nor B3's start times (its flows run starting together and spread over 0-40 s); Rhee: with a 100 % "
+        "BDP buffer cwnds "
         "vary while rates at the router do not vary as much (C2)",
         _settle_cwnd,
     ),
