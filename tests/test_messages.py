@@ -288,6 +288,23 @@ def test_has_randomness_counts_algorithms_and_coin_flipping_queues(flows: list[s
     assert has_randomness(load_spec(doc)) is random
 
 
+def test_a_sweep_names_the_points_whose_repeats_are_identical(tmp_path: Path) -> None:
+    """Points of one sweep differ in what they draw: reno against reno draws nothing, bbr against reno
+    does, and a reno baseline of the bbr point draws nothing again. The warning names the two fixed
+    variants, not the bbr point, and the catalogue bears it out run by run."""
+    path = campaign(tmp_path, '"flows[0].cc" = ["reno", "bbr"]\nrepeat = 2\nbaseline = "reno"\n')
+    lines: list[str] = []
+    c = ccarena.sweep(path, out=tmp_path / "o", jobs=1, log=lines.append)
+    assert len(lines) == 1, lines
+    warning = lines[0]
+    assert warning.startswith("warning: sweep.repeat: 3 of 4 points (each baseline counted as a point) draw no random")
+    assert 'flows[0].cc = "reno"; flows[0].cc = "reno", baseline reno; flows[0].cc = "bbr", baseline reno' in warning
+    assert warning.endswith("baseline reno")
+    runs = c.runs.assign(variant=lambda d: d["flows[0].cc"] + "/" + d["baseline"].fillna("-"))
+    spread = {v: g["queue.tx_bytes"].nunique() for v, g in runs.groupby("variant")}
+    assert spread == {"reno/-": 1, "reno/reno": 1, "bbr/reno": 1, "bbr/-": 2}
+
+
 def test_bbr_against_cubic_repeats_differ_and_get_no_warning(tmp_path: Path) -> None:
     path = campaign(tmp_path, "repeat = 3\n", cc="bbr")
     path.write_text(path.read_text().replace('cc = "reno"', 'cc = "cubic"').replace('duration = "1s"', 'duration = "2s"'))

@@ -190,15 +190,8 @@ def sweep(
     header["backend"] = backend
     for key in ("fingerprint", "base_fingerprint"):
         header[key] = hashlib.sha256((header[key] + backend).encode()).hexdigest()
-    if g.repeat > 1 and not g.randomness:
-        from ..spec.fields import algorithms
-
-        randomized = "/".join(name for name, a in algorithms().items() if a.get("randomized"))
-        say(
-            f"warning: sweep.repeat: {g.repeat} repeats of a scenario that draws no random numbers "
-            f"(no random loss, background traffic, start distribution, red/pie queue or {randomized} flow) "
-            "give identical results"
-        )
+    if g.repeat > 1 and g.fixed:
+        say(_identical_repeats_warning(g))
     store = Store(out if out is not None else default_out(header["name"]))
     state = store.open_for(header)
     if state == "grown":
@@ -244,6 +237,30 @@ def sweep(
     _write_catalogue(store, g, outcomes)
     _record_session(store, backend, executor, jobs, started, len(todo))
     return Campaign(store.root)
+
+
+SHOWN_FIXED = 3
+"""Points named in the warning about identical repeats; the rest are counted."""
+
+
+def _identical_repeats_warning(g: Grid) -> str:
+    """One line for the points whose repeats give identical results (they draw no random numbers):
+    the whole scenario, or which of its points."""
+    from ..spec.fields import algorithms
+
+    randomized = "/".join(name for name, a in algorithms().items() if a.get("randomized"))
+    why = f"(no random loss, background traffic, start distribution, red/pie queue or {randomized} flow)"
+    if not g.randomness:
+        scenario = "a scenario that draws no random numbers"
+        return f"warning: sweep.repeat: {g.repeat} repeats of {scenario} {why} give identical results"
+    variants = len(g.points) * (1 + len(g.baselines))
+    more = len(g.fixed) - SHOWN_FIXED
+    named = "; ".join(g.fixed[:SHOWN_FIXED]) + (f"; and {more} more" if more > 0 else "")
+    counted = " (each baseline counted as a point)" if g.baselines else ""
+    return (
+        f"warning: sweep.repeat: {len(g.fixed)} of {variants} points{counted} draw no random numbers {why}, so their "
+        f"{g.repeat} repeats give identical results and an interval of zero width: {named}"
+    )
 
 
 def _record_session(store: Store, backend: str, executor: str, jobs: int, started: float, made: int) -> None:

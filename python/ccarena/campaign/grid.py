@@ -94,8 +94,14 @@ class Grid:
     repeat: int
     baselines: tuple[str, ...]
     runs: tuple[Run, ...]
-    randomness: bool
-    """Whether anything in the scenario draws random numbers (else repeats are identical)."""
+    fixed: tuple[str, ...]
+    """The points (with ", baseline NAME" for a baseline's variant) that draw no random numbers, by
+    label: their repeats give identical results."""
+
+    @property
+    def randomness(self) -> bool:
+        """Whether some point draws random numbers (else every point's repeats are identical)."""
+        return len(self.fixed) < len(self.points) * (1 + len(self.baselines))
 
     def describe(self) -> dict[str, Any]:
         """The resolved grid as plain data (sweep.toml stores it)."""
@@ -288,7 +294,7 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
     seed = raw.get("seed", 1)
     points: list[tuple[tuple[str, Any], ...]] = []
     runs: list[Run] = []
-    randomness = False
+    fixed: list[str] = []
     for index, combo in enumerate(itertools.product(*[range(len(axis[0][1])) for axis in axes])):
         values = tuple((p, vs[i]) for axis, i in zip(axes, combo, strict=True) for p, vs in axis)
         points.append(values)
@@ -303,12 +309,13 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
                     raise SpecError(e.path, e.message) from None
                 where = _point_label(values) + (f", baseline {baseline}" if baseline else "")
                 raise SpecError(f"[{where}] {e.path}", e.message) from None
-            randomness = randomness or has_randomness(spec0)
+            if not has_randomness(spec0):
+                fixed.append(_point_label(values) + (f", baseline {baseline}" if baseline else ""))
             for r in range(repeat):
                 run_seed = derive_seed(int(seed) if isinstance(seed, int) else 1, r)
                 spec = _with_seed(spec0, variant, run_seed, default_name)
                 runs.append(Run(_run_id(values, baseline, r, width), index, r, run_seed, baseline, values, spec))
-    return Grid(paths, tuple(points), repeat, baselines, tuple(runs), randomness)
+    return Grid(paths, tuple(points), repeat, baselines, tuple(runs), tuple(fixed))
 
 
 def _base_error(
