@@ -170,6 +170,10 @@ def test_repeats_of_a_scenario_without_randomness_warn_once(tmp_path: Path) -> N
     lines: list[str] = []
     ccarena.sweep(path, out=tmp_path / "o", jobs=1, log=lines.append)
     assert len(lines) == 1 and lines[0].startswith("warning: sweep.repeat: 2 repeats")
+    # `ccarena results` says what its zero-width intervals are.
+    out = subprocess.run([*CCARENA, "results", str(tmp_path / "o")], capture_output=True, text=True, check=True)
+    assert "± 0.0000" in out.stdout
+    assert out.stdout.splitlines()[-1].startswith("note: an interval of 0 (utilization_window, jain_index) is a point")
     lines.clear()
     path.write_text(text.replace('cc = "reno"\n', 'cc = "reno"\nstart = { dist = "uniform", lo = "0s", hi = "0.5s" }\n'))
     ccarena.sweep(path, out=tmp_path / "o2", jobs=1, log=lines.append)
@@ -257,7 +261,7 @@ def test_a_half_written_run_folder_is_never_read_and_a_finished_sweep_removes_it
 def test_results_command_prints_means_with_confidence_intervals(tmp_path: Path) -> None:
     ccarena.sweep(write(tmp_path, SWEEP), out=tmp_path / "c", jobs=2)
     out = subprocess.run([*CCARENA, "results", str(tmp_path / "c")], capture_output=True, text=True, check=True)
-    lines = out.stdout.strip().splitlines()
+    lines = [line for line in out.stdout.strip().splitlines() if not line.startswith("note: ")]
     assert lines[0].split() == ["topology.bottleneck.buffer_bdp", "flows[0].cc", "baseline", "n", "utilization_window", "jain_index"]
     assert len(lines) == 9 and all("±" in line for line in lines[1:])
     csv = subprocess.run(

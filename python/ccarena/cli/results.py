@@ -121,4 +121,8 @@ def results_command(args: argparse.Namespace) -> int:
             left_out = [c for c in campaign.swept if c not in keys]
             print(f"note: rows pool several points ({', '.join(left_out) or 'baselines'} left out of --by): "
                   "means over all their runs, no confidence interval")
+        fixed = [m for m in metrics if ((agg[f"{m}_ci"] == 0.0) & (agg[f"{m}_n"] > 1)).any()]
+        if fixed:
+            print(f"note: an interval of 0 ({', '.join(fixed)}) is a point whose repeats all gave the same value "
+                  "(repeats of a run that draws no random numbers always do; `ccarena sweep` names such points)")
     return EXIT_OK
