@@ -189,7 +189,9 @@ FLOYD_CASES = [
     pytest.param(5, None, id="5 hops, hop-proportional RTT"),
     pytest.param(3, None, id="3 hops, hop-proportional RTT", marks=pytest.mark.xfail(strict=True, reason=(
         "measured 0.198 (seeds 1-3: 0.284, 0.060, 0.250) above the band 0.036-0.161: drop-tail phase effects "
-        "(Floyd and Jacobson 1992), which the analysis leaves out"))),
+        "(Floyd and Jacobson 1992), which the analysis leaves out; with 1 ms of uniform per-packet jitter on every "
+        "hop (order kept; a diagnostic, not this test's set-up) the same lots give 0.117 (0.138, 0.117, 0.096), "
+        "inside the band"))),
     pytest.param(3, "60ms", id="3 hops, equal RTT", marks=pytest.mark.xfail(strict=True, reason=(
         "measured 0.140 (seeds 1-3: 0.108, 0.131, 0.182) below the band 0.250-0.366: the long flow queues at 3 "
         "hops, so its RTT is longer than the propagation RTT the band assumes (measured r_i/r_0 0.576; with it "
