@@ -269,6 +269,8 @@ def test_a_swept_table_of_parameters_labels_its_lines_and_panels_within_the_figu
             t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()
         ]
         assert any("max increment" in t or "max_increment" in t for t in texts), texts
+        # A flow group's field keeps its group: the other group runs other parameters.
+        assert any(t.startswith("flows[1].params = {") for t in texts), texts
         assert all(len(line) <= 40 for t in texts for line in t.splitlines() if "{" in t or "}" in t), texts
 
 

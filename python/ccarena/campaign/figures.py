@@ -47,9 +47,18 @@ _UNITS: tuple[tuple[str, str, float], ...] = (
 )
 
 
+def _name(column: str) -> str:
+    """A catalogue column's last field, with the flow group it belongs to: ``topology.rtt_s`` → ``rtt_s``,
+    ``flows[1].cc`` → ``flows[1].cc`` (the other groups may run something else)."""
+    head, _, name = column.rpartition(".")
+    group = head.rpartition(".")[2]
+    return f"{group}.{name}" if group.startswith("flows[") else name
+
+
 def axis_label(column: str, values: Sequence[float] = ()) -> tuple[str, float]:
-    """(label, scale) of a catalogue column: ``topology.rtt_s`` with values below 1 → ("rtt (ms)", 1000)."""
-    name = column.rsplit(".", 1)[-1]
+    """(label, scale) of a catalogue column: ``topology.rtt_s`` with values below 1 → ("rtt (ms)", 1000),
+    ``flows[1].rtt_s`` → ("flows[1].rtt (ms)", 1000)."""
+    name = _name(column)
     for suffix, unit, scale in _UNITS:
         if name.endswith(suffix):
             return f"{_words(name[: -len(suffix)])} ({unit})", scale
@@ -68,7 +77,7 @@ def _value_label(column: str | None, v: Any) -> str:
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         # A table of parameters can be long: wrapped, it keeps its panel or legend from pushing the
         # axes off the figure.
-        return textwrap.fill(f"{_words(column.rsplit('.', 1)[-1])} = {v}", LABEL_WIDTH)
+        return textwrap.fill(f"{_words(_name(column))} = {v}", LABEL_WIDTH)
     label, scale = axis_label(column, [v])
     if label.endswith(")") and " (" in label:
         name, unit = label[:-1].split(" (", 1)
