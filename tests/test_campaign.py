@@ -174,6 +174,10 @@ def test_repeats_of_a_scenario_without_randomness_warn_once(tmp_path: Path) -> N
     out = subprocess.run([*CCARENA, "results", str(tmp_path / "o")], capture_output=True, text=True, check=True)
     assert "± 0.0000" in out.stdout
     assert out.stdout.splitlines()[-1].startswith("note: an interval of 0 (utilization_window, jain_index) is a point")
+    from ccarena.report import write_report
+
+    page = write_report(tmp_path / "o").read_text()
+    assert '<p class="note">An interval of 0 (utilization_window, jain_index) is a point whose repeats' in page
     lines.clear()
     path.write_text(text.replace('cc = "reno"\n', 'cc = "reno"\nstart = { dist = "uniform", lo = "0s", hi = "0.5s" }\n'))
     ccarena.sweep(path, out=tmp_path / "o2", jobs=1, log=lines.append)

@@ -12,7 +12,28 @@ from typing import Any
 
 from ..analysis.html import esc, table
 
-__all__ = ["grid_table", "metric_table", "summary_html"]
+__all__ = ["IDENTICAL_REPEATS", "agreeing", "grid_table", "metric_table", "summary_html"]
+
+IDENTICAL_REPEATS = (
+    "is a point whose repeats all gave the same value (repeats of a run that draws no random numbers always do; "
+    "`ccarena sweep` names such points)"
+)
+"""What an interval of 0 over several repeats means, said under a table that shows one."""
+
+
+def _agree(mean: float, ci: float) -> bool:
+    """Below a millionth of the mean the half width is rounding in the runs' values: the repeats agree."""
+    return not math.isnan(ci) and ci <= 1e-6 * abs(mean)
+
+
+def agreeing(agg: Any, metrics: list[str]) -> list[str]:
+    """The metrics of an aggregate table (``Campaign.aggregate``) with a point whose repeats agree."""
+
+    def agree(m: str) -> bool:
+        rows = zip(agg[f"{m}_mean"], agg[f"{m}_ci"], agg[f"{m}_n"], strict=True)
+        return any(n > 1 and _agree(float(mean), float(ci)) for mean, ci, n in rows)
+
+    return [m for m in metrics if agree(m)]
 
 
 def _cell(mean: float, ci: float) -> str:
@@ -20,8 +41,7 @@ def _cell(mean: float, ci: float) -> str:
         return "-"
     if math.isnan(ci):
         return f"{mean:.6g}"
-    # Below a millionth of the mean the half width is rounding in the runs' values: the repeats agree.
-    return f"{mean:.6g} ± {0.0 if ci <= 1e-6 * abs(mean) else ci:.3g}"
+    return f"{mean:.6g} ± {0.0 if _agree(mean, ci) else ci:.3g}"
 
 
 def metric_table(c: Any, per: str, metrics: tuple[str, ...]) -> str:
@@ -40,7 +60,9 @@ def metric_table(c: Any, per: str, metrics: tuple[str, ...]) -> str:
         cells.append(max((int(r[f"{m}_n"]) for m in available), default=0))
         cells += [_cell(float(r[f"{m}_mean"]), float(r[f"{m}_ci"])) for m in available]
         rows.append(cells)
-    return table(head, rows, keys=len(keys), css=f"campaign-metrics per-{per}")
+    agreed = agreeing(agg, available)
+    note = f'<p class="note">An interval of 0 ({esc(", ".join(agreed))}) {esc(IDENTICAL_REPEATS)}.</p>'
+    return table(head, rows, keys=len(keys), css=f"campaign-metrics per-{per}") + (note if agreed else "")
 
 
 def grid_table(c: Any) -> str:

@@ -89,6 +89,7 @@ def _table(df: Any, keys: list[str], metrics: list[str]) -> str:
 def results_command(args: argparse.Namespace) -> int:
     """Runs ``ccarena results``."""
     from ..campaign.campaign import GROUP_HEADLINE, HEADLINE, LINK_HEADLINE, Campaign
+    from ..campaign.view import IDENTICAL_REPEATS, agreeing
 
     try:
         campaign = Campaign(args.dir)
@@ -121,8 +122,7 @@ def results_command(args: argparse.Namespace) -> int:
             left_out = [c for c in campaign.swept if c not in keys]
             print(f"note: rows pool several points ({', '.join(left_out) or 'baselines'} left out of --by): "
                   "means over all their runs, no confidence interval")
-        fixed = [m for m in metrics if ((agg[f"{m}_ci"] == 0.0) & (agg[f"{m}_n"] > 1)).any()]
+        fixed = agreeing(agg, metrics)
         if fixed:
-            print(f"note: an interval of 0 ({', '.join(fixed)}) is a point whose repeats all gave the same value "
-                  "(repeats of a run that draws no random numbers always do; `ccarena sweep` names such points)")
+            print(f"note: an interval of 0 ({', '.join(fixed)}) {IDENTICAL_REPEATS}")
     return EXIT_OK
