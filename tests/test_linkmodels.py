@@ -579,9 +579,9 @@ def test_jitter_counts_as_randomness_for_repeats() -> None:
 def _tiny_bdp_split(cc: str, jitter: str | None) -> float:
     """C4's campaign file at one point (1 Mbit/s, 13 KB, the 160 ms flow 10 s after the 16 ms one, seed
     1): the 16 ms flow's throughput at the router over the 160 ms flow's, over the second half."""
-    from ccarena.spec.document import read_toml
+    from ccarena.presets import get
 
-    doc = read_toml(Path(__file__).resolve().parents[1] / "scenarios/rhee-2007/c4-rtt-fairness-tiny-bdp.toml")
+    doc = get("C4").document()
     del doc["sweep"]
     params = doc["flows"][0]["params"] if cc == "cubic" else None
     doc["flows"] = [

@@ -253,12 +253,11 @@ def _identical_repeats_warning(g: Grid) -> str:
     if not g.randomness:
         scenario = "a scenario that draws no random numbers"
         return f"warning: sweep.repeat: {g.repeat} repeats of {scenario} {why} give identical results"
-    variants = len(g.points) * (1 + len(g.baselines))
     more = len(g.fixed) - SHOWN_FIXED
     named = "; ".join(g.fixed[:SHOWN_FIXED]) + (f"; and {more} more" if more > 0 else "")
     counted = " (each baseline counted as a point)" if g.baselines else ""
     return (
-        f"warning: sweep.repeat: {len(g.fixed)} of {variants} points{counted} draw no random numbers {why}, so their "
+        f"warning: sweep.repeat: {len(g.fixed)} of {g.variants} points{counted} draw no random numbers {why}, so their "
         f"{g.repeat} repeats give identical results and an interval of zero width: {named}"
     )
 

@@ -99,9 +99,14 @@ class Grid:
     label: their repeats give identical results."""
 
     @property
+    def variants(self) -> int:
+        """Points times (1 + baselines): each baseline's variant of a point counted as a point."""
+        return len(self.points) * (1 + len(self.baselines))
+
+    @property
     def randomness(self) -> bool:
         """Whether some point draws random numbers (else every point's repeats are identical)."""
-        return len(self.fixed) < len(self.points) * (1 + len(self.baselines))
+        return len(self.fixed) < self.variants
 
     def describe(self) -> dict[str, Any]:
         """The resolved grid as plain data (sweep.toml stores it)."""
@@ -302,15 +307,15 @@ def grid(raw: Mapping[str, Any], *, default_name: str = "experiment") -> Grid:
         variants: list[tuple[str | None, dict[str, Any]]] = [(None, doc)]
         variants += [(b, _with_baseline(doc, b)) for b in baselines]
         for baseline, variant in variants:
+            where = _point_label(values) + (f", baseline {baseline}" if baseline else "")
             try:
                 spec0 = resolve(variant, default_name=default_name)
             except SpecError as e:
                 if index == 0 and baseline is None and _base_error(e, base, axes, paths, default_name):
                     raise SpecError(e.path, e.message) from None
-                where = _point_label(values) + (f", baseline {baseline}" if baseline else "")
                 raise SpecError(f"[{where}] {e.path}", e.message) from None
             if not has_randomness(spec0):
-                fixed.append(_point_label(values) + (f", baseline {baseline}" if baseline else ""))
+                fixed.append(where)
             for r in range(repeat):
                 run_seed = derive_seed(int(seed) if isinstance(seed, int) else 1, r)
                 spec = _with_seed(spec0, variant, run_seed, default_name)

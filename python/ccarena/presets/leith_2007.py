@@ -1125,9 +1125,9 @@ B_SERIES = [
             "such: with 1 ms of per-packet jitter at the bottleneck instead of the hosts (uniform, order kept; the "
             "campaign with seeds 1 and 2, not the preset) H-TCP's CoV rises as well, to 0.043 and 0.037 at 100 % "
             "(0.024 without) and 0.062 and 0.065 at 20 % (0.050), while CUBIC 2.6's stays near its 0.067 and 0.089 "
-            "(0.062-0.067 and 0.074-0.085): ratios 1.47 and 1.84 at 100 %, 1.37 and 1.14 at 20 %, the claim holding at 20 % with both "
-            "seeds and at 100 % with one. The simulator's exact timing holds H-TCP's shares in one pattern (drop-"
-            "tail phase effects: C4's cause), and that is part of its 2.75 and 1.79"
+            "(0.062-0.067 and 0.074-0.085): ratios 1.47 and 1.84 at 100 %, 1.37 and 1.14 at 20 %, the claim "
+            "holding at 20 % with both seeds and at 100 % with one. The simulator's exact timing holds H-TCP's "
+            "shares in one pattern (drop-tail phase effects: C4's cause), and that is part of its 2.75 and 1.79"
         ),
         figure=b4_figure,
         measure=b4_measure,
