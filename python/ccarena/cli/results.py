@@ -27,7 +27,9 @@ coarsest that has them all is used unless --per says which.
 A run counts once: its flows in one row of the output are averaged first.
 An interval is given only over repeats of one point; a row that pools
 several points (--by leaves out a swept column) shows the mean and n, no
-interval, and the points column says how many it pools.
+interval, and the points column says how many it pools. An interval of 0
+means the point's repeats all gave one value (as repeats of a run that
+draws no random numbers do); a note under the table names such metrics.
 
 --sql runs DuckDB SQL over the views runs (the catalogue), run_flows,
 run_groups, run_links (networks), and flows, queue, transfers (every run's Parquet tables, each
