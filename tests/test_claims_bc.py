@@ -349,6 +349,62 @@ def test_b6_reads_stored_values_without_an_offset() -> None:
     assert holds("B6", {"B6": {"runs": old}}) == [False, True]
 
 
+def repeated(
+    ratios: dict[float, tuple[list[float | None], list[float | None]]], pair: str = "CUBIC 2.6", **kw: Any
+) -> list[dict]:
+    """b6_rows with repeats: ``ratios`` maps the offset to each repeat's (short first, long first) split;
+    None is a run whose long flow got nothing, as the stored JSON holds it."""
+    rows = []
+    for off, (first, second) in ratios.items():
+        for i, (a, z) in enumerate(zip(first, second, strict=True)):
+            rows += [{**r, "repeat": i} for r in rtt_rows(pair, pair, a, z, 1e6, offset_s=off, **kw)]  # type: ignore[arg-type]
+    return rows
+
+
+TIGHT = [0.95, 1.0, 1.05, 0.97, 1.03]
+"""Five repeats agreeing within 5 % around 1 (their median)."""
+NOISY = ([0.5, 0.8, 1.0, 3.0, 4.0], [0.6, 0.9, 2.0, 2.5, 3.5])
+"""Two start times' five repeats, medians 1.0 and 2.0, each spanning most of the other's range."""
+
+
+def test_b6_with_repeats_needs_the_start_times_to_explain_the_spread() -> None:
+    """With repeats, each start time's split is the median of its runs, and a spread of the medians
+    that the repeats' own variation explains as well is not a dependence on the start times."""
+    twice = [2 * x for x in TIGHT]
+    both = {10: (TIGHT, twice), 30: (TIGHT, twice)}
+    v = get("B6").verdict({"B6": {"runs": b6_rows(250e6, LARGE) + repeated(both)}})
+    assert [p.holds for p in v.parts] == [False, True]
+    assert "spread 2.00; medians of 5 runs per start time, Kruskal-Wallis p = 0.0024" in v.parts[1].measured
+    noisy = {10: NOISY, 30: NOISY}
+    v = get("B6").verdict({"B6": {"runs": b6_rows(250e6, LARGE) + repeated(noisy)}})
+    assert [p.holds for p in v.parts] == [False, False] and "spread 2.00" in v.parts[1].measured
+    # a run whose long flow got nothing counts as the largest split, and does not set the median
+    locked = {10: ([1.0, 1.0, None], [2.0, 2.0, 2.0]), 30: ([1.0, 1.0, 1.0], [2.0, None, 2.0])}
+    v = get("B6").verdict({"B6": {"runs": b6_rows(250e6, LARGE) + repeated(locked)}})
+    assert "1.00-2.00 over the start times (spread 2.00" in v.parts[1].measured
+
+
+def test_c4_with_repeats_compares_the_dependences_that_the_start_times_explain() -> None:
+    """With repeats, two pairs whose medians spread differently only through their repeats' noise
+    depend on the start times alike (neither does); a pair that does, beside one that does not, fails."""
+    flat = {10: (TIGHT, TIGHT), 30: (TIGHT, TIGHT)}
+    noisy = {10: NOISY, 30: NOISY}
+    moving = {10: (TIGHT, [2 * x for x in TIGHT]), 30: (TIGHT, [2 * x for x in TIGHT])}
+
+    def runs(cubic: dict, newreno: dict) -> list[dict]:
+        mixed = [r for r in c4_rows(1, 1, 10, 10) if r["long_rtt"] == "162ms"]
+        return mixed + [
+            r
+            for name, x in (("CUBIC 2.6", cubic), ("H-TCP", newreno), ("NewReno", newreno))
+            for r in repeated(x, pair=name, long_rtt="160ms")
+        ]
+
+    part = get("C4").verdict({"C4": {"runs": runs(noisy, flat)}}).parts[2]
+    assert part.holds and "CUBIC 2.00, NewReno 1.00 (Kruskal-Wallis p = 1 and 1 over 5 runs" in part.measured
+    assert not get("C4").verdict({"C4": {"runs": runs(moving, flat)}}).parts[2].holds
+    assert get("C4").verdict({"C4": {"runs": runs(moving, moving)}}).parts[2].holds
+
+
 def c4_rows(
     cubic_pair: float, htcp_pair: float, cubic_mixed: float, htcp_mixed: float, cubic_long_first: float | None = None
 ) -> list[dict]:
@@ -498,7 +554,9 @@ def test_the_rtt_dispute_says_which_side_under_which_condition() -> None:
     ]
     assert v.word == "partly" and [p.holds for p in v.parts] == [False, True, True]
     said = d.settle({"B6": {"runs": runs}, "C4": {"runs": c4_pairs(nr, nr, nr)}})
-    assert "at 250 Mbit/s with 1 MB the split does not depend on them; at 250 Mbit/s with 5 MB the split depends" in said
+    assert (
+        "at 250 Mbit/s with 1 MB the split does not depend on them; at 250 Mbit/s with 5 MB the split depends" in said
+    )
     assert "item 9 at large windows is borne out at 250 Mbit/s with 1 MB and not at 250 Mbit/s with 5 MB" in said
 
 
