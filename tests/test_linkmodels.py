@@ -578,7 +578,8 @@ def test_jitter_counts_as_randomness_for_repeats() -> None:
 
 def _tiny_bdp_split(cc: str, jitter: str | None) -> float:
     """C4's campaign file at one point (1 Mbit/s, 13 KB, the 160 ms flow 10 s after the 16 ms one, seed
-    1): the 16 ms flow's throughput at the router over the 160 ms flow's, over the second half."""
+    1), with ``jitter`` in place of the file's own (none for None): the 16 ms flow's throughput at the
+    router over the 160 ms flow's, over the second half."""
     from ccarena.presets import get
 
     doc = get("C4").document()
@@ -589,6 +590,7 @@ def _tiny_bdp_split(cc: str, jitter: str | None) -> float:
         {"cc": cc, "rtt": "160ms", "start": "10s"} | ({"params": params} if params else {}),
     ]
     doc["measure"]["interval"] = "100ms"
+    doc["topology"]["bottleneck"].pop("jitter")
     if jitter is not None:
         doc["topology"]["bottleneck"]["jitter"] = {"dist": "uniform", "max": jitter}
     flows = ccarena.run(doc).flows
