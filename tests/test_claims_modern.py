@@ -82,28 +82,34 @@ def f2_values(
     util: dict[float, float] | None = None,
     delay: dict[float, float] | None = None,
     shares: dict[float, float] | None = None,
+    cubic: dict[float, float] | None = None,
 ) -> dict[str, Any]:
     """LEDBAT as RFC 6817 means it: alone it fills the link and keeps the queue at TARGET (or at the
-    buffer's size below it); against CUBIC it takes 0.3 where the buffer is below TARGET and 0.03
-    where the queue can exceed it. ``util``, ``delay`` (ms) and ``shares`` replace a buffer's mean."""
+    buffer's size below it); against Reno and against CUBIC it takes 0.3 where the buffer is below
+    TARGET and 0.03 where the queue can exceed it, its share falling to 0.1 for good 20 s after the
+    competitor starts. ``util``, ``delay`` (ms) and ``shares`` (against Reno; ``cubic`` against
+    CUBIC) replace a buffer's mean."""
     rows = []
-    for b in (1.0, 2.0, 4.0, 8.0):
-        u = (util or {}).get(b, 0.99)
-        d = (delay or {}).get(b, min(b * 50.0 * 0.8, 98.0))
-        s = (shares or {}).get(b, 0.3 if b * 50 <= 100 else 0.03)
-        for r in REPEATS:
-            rows.append(
-                {
-                    "buffer_bdp": b,
-                    "repeat": r,
-                    "alone_utilisation": u,
-                    "alone_delay_ms": d + r - 1,
-                    "ledbat_bps": s * 50e6,
-                    "cubic_bps": (1 - s) * 50e6,
-                    "ledbat_share": s,
-                    "utilisation": 1.0,
-                }
-            )
+    for rival, given in (("reno", shares), ("cubic", cubic)):
+        for b in (1.0, 2.0, 4.0, 8.0):
+            u = (util or {}).get(b, 0.99)
+            d = (delay or {}).get(b, min(b * 50.0 * 0.8, 98.0))
+            s = (given or {}).get(b, 0.3 if b * 50 <= 100 else 0.03)
+            for r in REPEATS:
+                rows.append(
+                    {
+                        "buffer_bdp": b,
+                        "rival": rival,
+                        "repeat": r,
+                        "alone_utilisation": u,
+                        "alone_delay_ms": d + r - 1,
+                        "ledbat_bps": s * 50e6,
+                        "rival_bps": (1 - s) * 50e6,
+                        "ledbat_share": s,
+                        "utilisation": 1.0,
+                        "yield_s": 20.0 if s <= 0.1 else None,
+                    }
+                )
     return {"F2": {"rtt_ms": 50.0, "windows_s": {"alone": [10, 30], "both": [50, 90]}, "runs": rows}}
 
 
@@ -119,17 +125,34 @@ def test_f2_fails_when_alone_it_fills_a_deep_buffer() -> None:
     _fails("F2", f2_values(delay={8.0: 380.0}), "limits the queueing delay")
 
 
-def test_f2_fails_when_it_takes_more_than_cubic() -> None:
+def test_f2_fails_when_it_takes_more_than_standard_tcp() -> None:
     _fails("F2", f2_values(shares={1.0: 0.6}), "no more aggressive")
+
+
+def test_f2_judges_aggressiveness_against_reno_not_cubic() -> None:
+    """RFC 5681's standard TCP is the reference: more than CUBIC but not more than Reno holds (CUBIC's
+    share is shown beside it), and stored records without Reno's runs cannot bear the part out."""
+    v = get("F2").verdict(f2_values(cubic={1.0: 0.6}))
+    part = next(p for p in v.parts if "no more aggressive" in p.name)
+    assert part.holds and "against CUBIC: 1: 0.60" in part.measured
+    old = f2_values()
+    old["F2"]["runs"] = [
+        {k: x for k, x in r.items() if k != "rival"} for r in old["F2"]["runs"] if r["rival"] == "cubic"
+    ]
+    _fails("F2", old, "no more aggressive")
 
 
 def test_f2_fails_when_it_does_not_yield_above_target() -> None:
     _fails("F2", f2_values(shares={8.0: 0.3}), "yields")
+    _fails("F2", f2_values(cubic={4.0: 0.3}), "yields")
 
 
 def test_f2_judges_yielding_only_where_the_queue_can_exceed_target() -> None:
-    """At 1 and 2 BDP (50 and 100 ms of queue) LEDBAT never sees more than TARGET: shown, not judged."""
+    """At 1 and 2 BDP (50 and 100 ms of queue) LEDBAT never sees more than TARGET: shown, not judged;
+    how soon it yields is shown, not judged."""
     _holds_all("F2", f2_values(shares={1.0: 0.45, 2.0: 0.4}))
+    part = next(p for p in get("F2").verdict(f2_values()).parts if "yields" in p.name)
+    assert "against Reno 4: 20 s, 8: 20 s" in part.measured
 
 
 # ---------------------------------------------------------------- F3

@@ -201,7 +201,7 @@ def f1_judge(values: Mapping[str, Values]) -> list[Part]:
     ]
 
 
-# ---------------------------------------------------------------- F2: LEDBAT against CUBIC
+# ---------------------------------------------------------------- F2: LEDBAT against Reno and CUBIC
 
 F2_ALONE = (10.0, 30.0)
 """LEDBAT alone: after its slow start, before CUBIC joins at 30-31 s."""
@@ -210,32 +210,61 @@ F2_BOTH = (50.0, 90.0)
 
 
 def _f2_table(c: Campaign) -> pd.DataFrame:
-    runs = _runs(c, {"buffer_bdp": "topology.bottleneck.buffer"})
+    runs = _runs(c, {"buffer_bdp": "topology.bottleneck.buffer", "rival": "flows[1].cc"})
     alone = _two_flows(c, *F2_ALONE)[["run_id", "rate0_bps"]].rename(columns={"rate0_bps": "alone_bps"})
-    both = _two_flows(c, *F2_BOTH).rename(columns={"rate0_bps": "ledbat_bps", "rate1_bps": "cubic_bps"})
+    both = _two_flows(c, *F2_BOTH).rename(columns={"rate0_bps": "ledbat_bps", "rate1_bps": "rival_bps"})
     lo, hi = F2_ALONE
     q = c.query(
         "SELECT run_id, avg(backlog_bytes) AS backlog_bytes FROM queue "
         f"WHERE time_s > {lo} AND time_s <= {hi} GROUP BY run_id"
     )
-    df = runs.merge(alone, on="run_id").merge(both, on="run_id").merge(q, on="run_id")
+    df = runs.merge(alone, on="run_id").merge(both, on="run_id").merge(q, on="run_id").merge(_yield_s(c), on="run_id")
     df["alone_utilisation"] = df["alone_bps"] / df["link_bps"]
     # A FIFO on a constant-rate link: a packet arriving to find B bytes queued waits 8B/rate.
     df["alone_delay_ms"] = df["backlog_bytes"] * 8 / df["link_bps"] * 1e3
-    df["ledbat_share"] = [share(a, a + b) for a, b in zip(df["ledbat_bps"], df["cubic_bps"], strict=True)]
-    df["utilisation"] = (df["ledbat_bps"] + df["cubic_bps"]) / df["link_bps"]
-    return df.sort_values(["buffer_bdp", "repeat"]).reset_index(drop=True)
+    df["ledbat_share"] = [share(a, a + b) for a, b in zip(df["ledbat_bps"], df["rival_bps"], strict=True)]
+    df["utilisation"] = (df["ledbat_bps"] + df["rival_bps"]) / df["link_bps"]
+    return df.sort_values(["rival", "buffer_bdp", "repeat"]).reset_index(drop=True)
+
+
+def _yield_s(c: Campaign) -> pd.DataFrame:
+    """Per run (``yield_s``): how long after the competing flow started LEDBAT's share of the two
+    flows' rate at the bottleneck, over whole seconds, fell to :data:`SCAVENGER_SHARE` or below for
+    good, to the run's end; NaN where it did not. The bins are the seconds (k-1, k] wholly after the
+    competitor's start."""
+    import pandas as pd
+
+    joins = c.run_flows[c.run_flows["flow"] == 1].set_index("run_id")["start_s"]
+    per = c.query(
+        "SELECT run_id, ceil(time_s) AS end_s, avg(CASE WHEN flow = 0 THEN rate_bps END) AS ledbat, "
+        "avg(CASE WHEN flow = 1 THEN rate_bps END) AS rival FROM flows GROUP BY run_id, ceil(time_s)"
+    )
+    out = []
+    for run_id, g in per.groupby("run_id"):
+        join = float(joins[run_id])
+        g = g[g["end_s"] - 1 >= join].sort_values("end_s")
+        above = [
+            e for e, a, b in zip(g["end_s"], g["ledbat"], g["rival"], strict=True) if share(a, a + b) > SCAVENGER_SHARE
+        ]
+        last = float(g["end_s"].iloc[-1]) if len(g) else math.nan
+        if not len(g) or (above and above[-1] == last):
+            t = math.nan
+        else:
+            t = (max(above) if above else float(g["end_s"].iloc[0]) - 1) - join
+        out.append({"run_id": run_id, "yield_s": t})
+    return pd.DataFrame(out, columns=["run_id", "yield_s"])
 
 
 def f2_measure(c: Campaign) -> Values:
-    """Per run: the buffer (BDP) and its queueing delay when full (ms), the repeat; LEDBAT alone
-    over 10-30 s: its utilisation of the link and the mean queueing delay (the mean backlog over
-    the link's rate); the two flows over 50-90 s: each one's mean rate at the bottleneck (bit/s),
-    LEDBAT's share and the utilisation."""
+    """Per run: the buffer (BDP), the competing flow's algorithm (``rival``: reno, RFC 5681's
+    standard TCP, or cubic), the repeat; LEDBAT alone over 10-30 s: its utilisation of the link and
+    the mean queueing delay (the mean backlog over the link's rate); the two flows over 50-90 s:
+    each one's mean rate at the bottleneck (bit/s), LEDBAT's share and the utilisation; and
+    ``yield_s`` (:func:`_yield_s`)."""
     df = _f2_table(c)
     rtt = float(c.run_flows["rtt_s"].iloc[0])
-    keys = ("buffer_bdp", "repeat", "alone_utilisation", "alone_delay_ms", "ledbat_bps", "cubic_bps",
-            "ledbat_share", "utilisation")  # fmt: skip
+    keys = ("buffer_bdp", "rival", "repeat", "alone_utilisation", "alone_delay_ms", "ledbat_bps", "rival_bps",
+            "ledbat_share", "utilisation", "yield_s")  # fmt: skip
     return {
         "rtt_ms": rounded(rtt * 1e3),
         "windows_s": {"alone": list(F2_ALONE), "both": list(F2_BOTH)},
@@ -248,12 +277,17 @@ def f2_figure(c: Campaign) -> Any:
     buffers = sorted(df["buffer_bdp"].unique())
     xs = list(range(len(buffers)))
     fig, axes = new_figure(2, width=4.8, sharey=False)
-    _dots(axes[0], xs, [df[df["buffer_bdp"] == b]["ledbat_share"].tolist() for b in buffers], "C0", "LEDBAT")
+    for i, rival in enumerate(sorted(df["rival"].unique(), key=lambda r: r != "reno")):
+        sub = df[df["rival"] == rival]
+        groups = [sub[sub["buffer_bdp"] == b]["ledbat_share"].tolist() for b in buffers]
+        _dots(axes[0], xs, groups, f"C{i}", f"against {_RIVALS.get(rival, rival)}")
     axes[0].axhline(0.5, color="0.5", lw=0.8, ls="--", label="even split")
     axes[0].axhline(SCAVENGER_SHARE, color="k", lw=0.8, ls=":", label=f"{SCAVENGER_SHARE:g}: yields")
     axes[0].set_ylim(0, 1)
-    axes[0].set_ylabel("LEDBAT's share against CUBIC (50-90 s)")
-    _dots(axes[1], xs, [df[df["buffer_bdp"] == b]["alone_delay_ms"].tolist() for b in buffers], "C1", "LEDBAT alone")
+    axes[0].set_ylabel("LEDBAT's share (50-90 s)")
+    alone = df[df["rival"] == df["rival"].iloc[0]]
+    groups = [alone[alone["buffer_bdp"] == b]["alone_delay_ms"].tolist() for b in buffers]
+    _dots(axes[1], xs, groups, "C2", "LEDBAT alone")
     axes[1].axhline(TARGET_MS, color="k", lw=0.8, ls="--", label="TARGET 100 ms")
     axes[1].set_ylabel("mean queueing delay, LEDBAT alone (ms)")
     axes[1].set_ylim(bottom=0)
@@ -264,6 +298,9 @@ def f2_figure(c: Campaign) -> Any:
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+_RIVALS = {"reno": "Reno (standard TCP)", "cubic": "CUBIC"}
 
 
 def f2_judge(values: Mapping[str, Values]) -> list[Part]:
@@ -281,26 +318,49 @@ def f2_judge(values: Mapping[str, Values]) -> list[Part]:
       TARGET (100 ms, which section 2.5 says it MUST NOT exceed) plus a tenth for the lag of its
       delay filter; at 4 and 8 BDP the buffer would allow 200 and 400 ms.
     * LEDBAT is designed to be no more aggressive than standard TCP (abstract; section 4.2: at
-      worst it falls back to standard TCP): with CUBIC (50-90 s), at every buffer its share of the
-      two flows is at most 0.5. CUBIC stands in for standard TCP; it is itself more aggressive than
-      RFC 5681's Reno on this path, so this is the weaker test of the two.
+      worst it falls back to standard TCP): with Reno, RFC 5681's standard TCP (50-90 s), at every
+      buffer its share of the two flows is at most 0.5. Its share against CUBIC, today's Linux TCP
+      and more aggressive than Reno on this path, is shown beside it, not judged.
     * LEDBAT is designed to yield to competing flows (abstract; section 1.2, goal 3; section 5.1:
-      above TARGET it should back off): at every buffer whose full queue exceeds TARGET (4 and 8
-      BDP: 200 and 400 ms), its share is at most 0.1, a fifth of an even split. The RFC gives no
-      measure of yielding; 0.1 is ccarena's reading of a scavenger. Below TARGET (1 BDP) LEDBAT
-      never sees the queueing delay it yields to (section 5.1: with a queue smaller than TARGET it
-      behaves much like standard TCP), and at 2 BDP the full queue equals TARGET; these are shown,
-      not judged.
+      above TARGET it should back off): against Reno and against CUBIC, at every buffer whose full
+      queue exceeds TARGET (4 and 8 BDP: 200 and 400 ms), its share is at most 0.1, a fifth of an
+      even split. The RFC gives no measure of yielding; 0.1 is ccarena's reading of a scavenger.
+      Below TARGET (1 BDP) LEDBAT never sees the queueing delay it yields to (section 5.1: with a
+      queue smaller than TARGET it behaves much like standard TCP), and at 2 BDP the full queue
+      equals TARGET; these are shown, not judged. How quickly it yields is shown, not judged (the
+      RFC gives no time): the median over repeats of ``yield_s``, the seconds from the competitor's
+      start until LEDBAT's share over each second stays at or below 0.1.
+
+    Records stored before the Reno runs were added carry no ``rival``: they are CUBIC's.
     """
     v = values["F2"]
-    rows = v["runs"]
+    rows = [{**r, "rival": r.get("rival", "cubic")} for r in v["runs"]]
     rtt_ms = float(v.get("rtt_ms") or 50.0)
     buffers = sorted({float(r["buffer_bdp"]) for r in rows})
     util = {b: mean_where(rows, "alone_utilisation", buffer_bdp=b) for b in buffers}
     delay = {b: mean_where(rows, "alone_delay_ms", buffer_bdp=b) for b in buffers}
-    shares = {b: mean_where(rows, "ledbat_share", buffer_bdp=b) for b in buffers}
+    shares = {
+        rival: {b: mean_where(rows, "ledbat_share", buffer_bdp=b, rival=rival) for b in buffers}
+        for rival in ("reno", "cubic")
+    }
     deep = [b for b in buffers if b * rtt_ms > TARGET_MS]
-    shallow = {b: shares[b] for b in buffers if b not in deep}
+
+    def known(xs: Mapping[float, float]) -> bool:
+        return bool(xs) and not any(math.isnan(x) for x in xs.values())
+
+    def took(rival: str, which: Sequence[float]) -> str:
+        return _fmt({b: shares[rival][b] for b in which})
+
+    def quick(rival: str) -> str:
+        times = {}
+        for b in deep:
+            ts = [float(r["yield_s"]) for r in rows if r["rival"] == rival and float(r["buffer_bdp"]) == b
+                  and r.get("yield_s") is not None and not math.isnan(float(r["yield_s"]))]  # fmt: skip
+            n = sum(1 for r in rows if r["rival"] == rival and float(r["buffer_bdp"]) == b)
+            times[b] = f"{statistics.median(ts):.0f} s" if len(ts) * 2 > n else f"not in {n - len(ts)} of {n} runs"
+        return ", ".join(f"{b:g}: {t}" for b, t in times.items())
+
+    reno, cubic = shares["reno"], shares["cubic"]
     return [
         Part(
             "alone, LEDBAT uses the available bandwidth (abstract, 1.2)",
@@ -315,14 +375,21 @@ def f2_judge(values: Mapping[str, Values]) -> list[Part]:
         ),
         Part(
             "LEDBAT is, as designed, no more aggressive than standard TCP (abstract, 4.2)",
-            bool(shares) and all(x <= 0.5 for x in shares.values()),
-            f"LEDBAT's share against CUBIC by buffer: {_fmt(shares)} (threshold 0.5)",
+            known(reno) and all(x <= 0.5 for x in reno.values()),
+            f"LEDBAT's share against Reno by buffer: {took('reno', buffers)} (threshold 0.5); not judged, "
+            f"against CUBIC: {took('cubic', buffers)}",
         ),
         Part(
             "LEDBAT, as designed, yields to a competing flow where the queue can exceed TARGET (abstract, 1.2, 5.1)",
-            bool(deep) and all(shares[b] <= SCAVENGER_SHARE for b in deep),
-            f"LEDBAT's share at buffers over TARGET: {_fmt({b: shares[b] for b in deep})} (threshold "
-            f"{SCAVENGER_SHARE:g}); not judged: {_fmt(shallow) or 'none'}",
+            bool(deep)
+            and all(
+                known({b: s[b] for b in deep}) and all(s[b] <= SCAVENGER_SHARE for b in deep) for s in (reno, cubic)
+            ),
+            f"LEDBAT's share at buffers over TARGET against Reno: {took('reno', deep)}, against CUBIC: "
+            f"{took('cubic', deep)} (threshold {SCAVENGER_SHARE:g}); not judged: below it, against Reno "
+            f"{took('reno', [b for b in buffers if b not in deep]) or 'none'}; how soon its share stays at or "
+            f"below {SCAVENGER_SHARE:g} after the competitor starts (median of runs), against Reno {quick('reno')}, "
+            f"against CUBIC {quick('cubic')}",
         ),
     ]
 
@@ -493,9 +560,9 @@ F_SERIES = [
     ),
     Preset(
         "F2",
-        "LEDBAT against CUBIC across buffers",
+        "LEDBAT against Reno and CUBIC across buffers",
         LEDBAT,
-        "rfc6817/f2-ledbat-vs-cubic.toml",
+        "rfc6817/f2-ledbat-vs-tcp.toml",
         claim=(
             "LEDBAT aims to use the bandwidth available on its path while limiting the queueing delay it adds to "
             "TARGET (at most 100 ms), and it is designed to be no more aggressive than standard TCP (RFC 5681) and "
