@@ -168,9 +168,10 @@ def test_d1_each_algorithm_low_at_one_point_fails(cc: str) -> None:
     assert failing(parts) == [p.name for p in parts if p.name.startswith("HighSpeed" if cc == "highspeed" else "XCP")]
 
 
-def test_d1_tcp_is_not_judged() -> None:
-    word, _ = judge("D1", d1_values(lambda a, r, t: 0.5 if a == "reno" else 0.99))
+def test_d1_tcp_is_not_judged_but_shown_beside() -> None:
+    word, parts = judge("D1", d1_values(lambda a, r, t: 0.5 if a == "reno" else 0.99))
     assert word == "reproduced"
+    assert "not judged, standard TCP's lowest: 0.500" in parts[-1].measured
 
 
 def test_d1_both_low_is_not_reproduced() -> None:
