@@ -673,7 +673,8 @@ def _settle_rtt(values: Mapping[str, Values], backend: str = "sim") -> str:
     def rng(sp: Mapping[str, Any]) -> str:
         if not sp["by_start"]:
             return "not run"
-        return f"{sp['min']:.2f}-{sp['max']:.2f} (spread {sp['spread']:.2f})"
+        p = "" if sp["p"] is None else f", Kruskal-Wallis p = {sp['p']:.2g}"
+        return f"{sp['min']:.2f}-{sp['max']:.2f} (spread {sp['spread']:.2f}{p})"
 
     def dep(sp: Mapping[str, Any], where: str) -> str:
         return f"{where} the split " + (
