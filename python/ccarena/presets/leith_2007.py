@@ -915,9 +915,10 @@ start time there is no test, and the spread alone decides."""
 def start_spread(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Over ``rows`` (one pair of algorithms in one case, any start order and offset): the split per
     start order and offset (``by_start``: {order: {offset: :func:`split_of` its runs}}), the smallest
-    and largest, the spread (largest / smallest; NaN without two positive splits), the runs per
-    start time (``repeats``: the fewest) and ``p``, the Kruskal-Wallis p-value of :data:`START_ALPHA`
-    (None with fewer than two runs at some start time)."""
+    and largest, the spread (largest / smallest; NaN without two positive splits; infinite where a
+    start time's median run left the long flow nothing), the runs per start time (``repeats``: the
+    fewest) and ``p``, the Kruskal-Wallis p-value of :data:`START_ALPHA` (None with fewer than two
+    runs at some start time or fewer than two start times: nothing to test)."""
     by: dict[str, dict[float, list[float]]] = {}
     for r in rows:
         off = float(r.get("offset_s", OLD_OFFSET_S))

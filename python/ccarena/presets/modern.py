@@ -218,7 +218,7 @@ def _f2_table(c: Campaign) -> pd.DataFrame:
         "SELECT run_id, avg(backlog_bytes) AS backlog_bytes FROM queue "
         f"WHERE time_s > {lo} AND time_s <= {hi} GROUP BY run_id"
     )
-    df = runs.merge(alone, on="run_id").merge(both, on="run_id").merge(q, on="run_id").merge(_yield_s(c), on="run_id")
+    df = runs.merge(alone, on="run_id").merge(both, on="run_id").merge(q, on="run_id")
     df["alone_utilisation"] = df["alone_bps"] / df["link_bps"]
     # A FIFO on a constant-rate link: a packet arriving to find B bytes queued waits 8B/rate.
     df["alone_delay_ms"] = df["backlog_bytes"] * 8 / df["link_bps"] * 1e3
@@ -261,7 +261,7 @@ def f2_measure(c: Campaign) -> Values:
     the mean queueing delay (the mean backlog over the link's rate); the two flows over 50-90 s:
     each one's mean rate at the bottleneck (bit/s), LEDBAT's share and the utilisation; and
     ``yield_s`` (:func:`_yield_s`)."""
-    df = _f2_table(c)
+    df = _f2_table(c).merge(_yield_s(c), on="run_id")
     rtt = float(c.run_flows["rtt_s"].iloc[0])
     keys = ("buffer_bdp", "rival", "repeat", "alone_utilisation", "alone_delay_ms", "ledbat_bps", "rival_bps",
             "ledbat_share", "utilisation", "yield_s")  # fmt: skip
@@ -354,9 +354,10 @@ def f2_judge(values: Mapping[str, Values]) -> list[Part]:
     def quick(rival: str) -> str:
         times = {}
         for b in deep:
-            ts = [float(r["yield_s"]) for r in rows if r["rival"] == rival and float(r["buffer_bdp"]) == b
-                  and r.get("yield_s") is not None and not math.isnan(float(r["yield_s"]))]  # fmt: skip
-            n = sum(1 for r in rows if r["rival"] == rival and float(r["buffer_bdp"]) == b)
+            runs = [r for r in rows if r["rival"] == rival and float(r["buffer_bdp"]) == b]
+            ts = [float(r["yield_s"]) for r in runs if r.get("yield_s") is not None]
+            ts = [t for t in ts if not math.isnan(t)]
+            n = len(runs)
             times[b] = f"{statistics.median(ts):.0f} s" if len(ts) * 2 > n else f"not in {n - len(ts)} of {n} runs"
         return ", ".join(f"{b:g}: {t}" for b, t in times.items())
 

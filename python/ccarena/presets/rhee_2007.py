@@ -401,12 +401,13 @@ def c4_judge(values: Mapping[str, Values]) -> list[Part]:
     one: the 16 ms / 160 ms throughput ratio within a factor SAME of NewReno's at the same start time.
     With a NewReno flow at 162 ms, CUBIC at 16 ms behaves as NewReno at 16 ms would, with 13 KB and
     with the buffer raised to 26 KB, and so does H-TCP (item 11: H-TCP and NewReno in CUBIC's place
-    behave the same way): the ratio within SAME of NewReno's at every start time. The rebuttal's figures are one run each at start times it does not
-    give; how many of the start times run bear a part out is reported beside it (the strict reading,
-    every start time, is the one judged: a split that matches NewReno's at one start time and not at
-    another is not "the same RTT fairness"). The same RTT fairness is also the same dependence on
-    the start times, the one B6 reports: the CUBIC pair's spread over them within SAME of the NewReno
-    pair's (:func:`_same_dependence`).
+    behave the same way): the ratio within SAME of NewReno's at every start time. The rebuttal's
+    figures are one run each at start times it does not give; how many of the start times run bear a
+    part out is reported beside it (the strict reading, every start time, is the one judged: a split
+    that matches NewReno's at one start time and not at another is not "the same RTT fairness"). The
+    same RTT fairness is also the same dependence on the start times, the one B6 reports
+    (:func:`_same_dependence`: the CUBIC pair's spread over them within SAME of the NewReno pair's,
+    and with repeats, a dependence by B6's rule for both pairs or for neither).
 
     Not tested: that Leith et al.'s figure shows unfairness only because its rates were sampled
     coarsely at the application (item 10); ccarena measures at the router only, and the ratios
