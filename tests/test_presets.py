@@ -205,6 +205,9 @@ def test_kernel_forms_fit_the_emulation_backend_with_the_26_cubic(
     g, _ = plan(get(preset_id).document(backend="emu"))
     assert len(g.runs) == {"B5": 10, "C3": 8}[preset_id]
     assert {r.spec.resolved["flows"][0]["cc"] for r in g.runs} == {"cubic"}
+    # The file's jitter stands in for a testbed's timing in the simulator; the kernel runs in real time.
+    assert "jitter" in get(preset_id).document()["topology"]["bottleneck"]
+    assert "jitter" not in get(preset_id).document(backend="emu")["topology"]["bottleneck"]
 
     def kernel(beta: int, hystart: int, initial_ssthresh: int) -> dict:
         return {

@@ -1238,6 +1238,7 @@ B_SERIES = [
         kernel={
             "sweep.topology.bottleneck.rate": ["10Mbps", "250Mbps"],
             "sweep.topology.bottleneck.buffer": ["0.02bdp", "0.05bdp", "0.1bdp", "0.2bdp", "0.3bdp"],
+            "topology.bottleneck.jitter": None,  # the file's stand-in for a testbed's timing: real time has its own
             "sweep.flows[0].cc": ["cubic"],
             "sweep.flows[0].params": [CUBIC_26_KERNEL],
             "sweep.repeat": 1,

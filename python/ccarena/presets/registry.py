@@ -240,8 +240,10 @@ class Dispute:
 
 
 def quick_document(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """``raw`` with the overrides applied; ``sweep.KEY`` sets (or with None removes) a key of [sweep]."""
-    from ..spec.document import apply_overrides, copy_document
+    """``raw`` with the overrides applied; ``sweep.KEY`` sets (or with None removes) a key of [sweep],
+    and any other dotted path set to None is removed (``topology.bottleneck.jitter``: the file's
+    jitter dropped)."""
+    from ..spec.document import apply_overrides, copy_document, parse_path
 
     doc = copy_document(dict(raw))
     plain = {}
@@ -256,6 +258,12 @@ def quick_document(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict
                     table.pop("zip")
             else:
                 table[name] = value
+        elif value is None:
+            *parents, last = parse_path(key)
+            node: Any = doc
+            for part in parents:
+                node = node[part]
+            del node[last]
         else:
             plain[key] = value
     return apply_overrides(doc, plain) if plain else doc
