@@ -23,9 +23,15 @@ def _holds_all(preset_id: str, values: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- F1
 
 
-def f1_values(competitive: dict[float, float] | None = None, fixed: dict[float, float] | None = None) -> dict[str, Any]:
+def f1_values(
+    competitive: dict[float, float] | None = None,
+    fixed: dict[float, float] | None = None,
+    vs_cubic: dict[float, float] | None = None,
+) -> dict[str, Any]:
     """Copa's share against CUBIC by buffer: an even split with its competitive mode, 0.03
-    with delta fixed; ``competitive`` and ``fixed`` replace a buffer's mean share."""
+    with delta fixed; ``competitive`` and ``fixed`` replace a buffer's mean share. The
+    CUBIC-against-CUBIC runs give the later CUBIC flow the rate it had against competitive-mode Copa,
+    times ``vs_cubic``'s factor at a buffer (1 by default)."""
     rows = []
     for mode, given, default in (("competitive", competitive, 0.5), ("fixed", fixed, 0.03)):
         for b in (0.5, 1.0, 2.0, 4.0):
@@ -43,6 +49,21 @@ def f1_values(competitive: dict[float, float] | None = None, fixed: dict[float, 
                         "utilisation": 1.0,
                     }
                 )
+    for b in (0.5, 1.0, 2.0, 4.0):
+        s = (competitive or {}).get(b, 0.5)
+        for r in REPEATS:
+            y = (1 - s - 0.01 * (r - 1)) * (vs_cubic or {}).get(b, 1.0)
+            rows.append(
+                {
+                    "mode": "cubic",
+                    "buffer_bdp": b,
+                    "repeat": r,
+                    "cubic0_bps": (1 - y) * 50e6,
+                    "cubic_bps": y * 50e6,
+                    "cubic0_share": 1 - y,
+                    "utilisation": 1.0,
+                }
+            )
     return {"F1": {"window_s": [30.0, None], "runs": rows}}
 
 
@@ -50,9 +71,34 @@ def test_f1_agreeing_values_reproduce() -> None:
     _holds_all("F1", f1_values())
 
 
-def test_f1_names_the_abstract() -> None:
+def test_f1_names_the_abstract_and_figure_10() -> None:
     parts = get("F1").verdict(f1_values()).parts
-    assert len(parts) == 2 and all("(abstract)" in p.name for p in parts)
+    assert len(parts) == 3 and all("(abstract)" in p.name for p in parts[:2])
+    assert "(section 5.7, Figure 10)" in parts[2].name
+
+
+def test_f1_cubic_gets_no_less_against_copa_when_its_rate_equals_that_against_cubic() -> None:
+    """At every buffer CUBIC's rate against Copa equals its rate against CUBIC, even where Copa
+    takes two thirds: the part compares with the CUBIC-against-CUBIC runs, not with an even split."""
+    v = get("F1").verdict(f1_values(competitive={1.0: 0.64}))
+    part = next(p for p in v.parts if "no less" in p.name)
+    assert part.holds and "0.5: 1.00, 1: 1.00, 2: 1.00, 4: 1.00" in part.measured
+
+
+def test_f1_fails_when_cubic_gets_less_against_copa_than_against_cubic() -> None:
+    """CUBIC against Copa at 0.7 of its rate against CUBIC at one buffer fails the part."""
+    _fails("F1", f1_values(vs_cubic={2.0: 1 / 0.7}), "no less against Copa")
+
+
+def test_f1_values_without_cubic_against_cubic_runs_fail_that_part_only() -> None:
+    """Values stored before the CUBIC-against-CUBIC runs were added: the part fails, saying why,
+    and the other parts are judged as before."""
+    values = f1_values()
+    values["F1"]["runs"] = [r for r in values["F1"]["runs"] if r["mode"] != "cubic"]
+    parts = get("F1").verdict(values).parts
+    part = next(p for p in parts if "no less" in p.name)
+    assert not part.holds and "no CUBIC-against-CUBIC runs to compare with" in part.measured
+    assert all(p.holds for p in parts if p is not part)
 
 
 @pytest.mark.parametrize("share", [0.2, 0.8])

@@ -52,6 +52,9 @@ FAIR_LO, FAIR_HI = 1 / 3, 2 / 3
 rate ratio in [1/2, 2])."""
 SCAVENGER_SHARE = 0.1
 """A flow "gets low throughput" or "yields" when it gets at most a fifth of an even split's 0.5."""
+NO_LESS = 0.9
+"""F1: CUBIC got "no less" beside Copa than beside CUBIC when its mean rate against Copa is at
+least 0.9 of its mean rate against CUBIC (reason in :func:`f1_judge`)."""
 TARGET_MS = 100.0
 """LEDBAT's TARGET queueing delay: RFC 6817 section 2.5 requires 100 ms or less, section 3.3
 recommends 100 ms, and ccarena's ledbat uses it."""
@@ -106,23 +109,44 @@ def _mode_switch(params: Any) -> bool:
 
 
 def _f1_table(c: Campaign) -> pd.DataFrame:
-    runs = _runs(c, {"buffer_bdp": "topology.bottleneck.buffer", "params": "flows[0].params"})
-    runs["mode"] = ["competitive" if _mode_switch(p) else "fixed" for p in runs["params"]]
-    df = runs.drop(columns=["params"]).merge(_two_flows(c, second_half_s(c)), on="run_id")
-    df = df.rename(columns={"rate0_bps": "copa_bps", "rate1_bps": "cubic_bps"})
-    df["copa_share"] = [share(a, a + b) for a, b in zip(df["copa_bps"], df["cubic_bps"], strict=True)]
-    df["utilisation"] = (df["copa_bps"] + df["cubic_bps"]) / df["link_bps"]
+    runs = _runs(c, {"buffer_bdp": "topology.bottleneck.buffer", "first": "flows[0].cc", "params": "flows[0].params"})
+    runs["mode"] = [
+        "cubic" if f == "cubic" else "competitive" if _mode_switch(p) else "fixed"
+        for f, p in zip(runs["first"], runs["params"], strict=True)
+    ]
+    df = runs.drop(columns=["first", "params"]).merge(_two_flows(c, second_half_s(c)), on="run_id")
+    df = df.rename(columns={"rate0_bps": "first_bps", "rate1_bps": "cubic_bps"})
+    df["first_share"] = [share(a, a + b) for a, b in zip(df["first_bps"], df["cubic_bps"], strict=True)]
+    df["utilisation"] = (df["first_bps"] + df["cubic_bps"]) / df["link_bps"]
     return df.sort_values(["mode", "buffer_bdp", "repeat"]).reset_index(drop=True)
 
 
 def f1_measure(c: Campaign) -> Values:
-    """Per run: Copa's mode setting ("competitive": the paper's Copa; "fixed": delta held at 0.5),
-    the buffer (BDP), the repeat, each flow's mean rate at the bottleneck over the runs' second half
-    (30-60 s; bit/s),
-    Copa's share of the two, and the link's utilisation."""
+    """Per run: CUBIC's rival (``mode``: "competitive", the paper's Copa; "fixed", Copa with delta
+    held at 0.5; "cubic", a second CUBIC flow, the paper's Cubic-against-Cubic comparison), the
+    buffer (BDP), the repeat, each flow's mean rate at the bottleneck over the runs' second half
+    (30-60 s; bit/s): ``cubic_bps`` the CUBIC flow starting in 0-1 s (flow 1), ``copa_bps`` Copa's
+    (``cubic0_bps`` instead in the "cubic" runs: the CUBIC flow starting at 0), the first flow's
+    share of the two (``copa_share``, ``cubic0_share``), and the link's utilisation. The Copa runs'
+    keys are those stored before the CUBIC-against-CUBIC runs were added."""
     df = _f1_table(c)
-    keys = ("mode", "buffer_bdp", "repeat", "copa_bps", "cubic_bps", "copa_share", "utilisation")
-    return {"window_s": [second_half_s(c), None], "runs": [rounded({k: r[k] for k in keys}) for _, r in df.iterrows()]}
+    rows = []
+    for _, r in df.iterrows():
+        rival = "cubic0" if r["mode"] == "cubic" else "copa"
+        rows.append(
+            rounded(
+                {
+                    "mode": r["mode"],
+                    "buffer_bdp": r["buffer_bdp"],
+                    "repeat": r["repeat"],
+                    f"{rival}_bps": r["first_bps"],
+                    "cubic_bps": r["cubic_bps"],
+                    f"{rival}_share": r["first_share"],
+                    "utilisation": r["utilisation"],
+                }
+            )
+        )
+    return {"window_s": [second_half_s(c), None], "runs": rows}
 
 
 def f1_figure(c: Campaign) -> Any:
@@ -132,14 +156,19 @@ def f1_figure(c: Campaign) -> Any:
     buffers = sorted(df["buffer_bdp"].unique())
     xs = list(range(len(buffers)))
     ax.axhspan(FAIR_LO, FAIR_HI, color="0.9", label="within a factor 2 of an even split")
-    for i, mode in enumerate(("competitive", "fixed")):
+    labels = {
+        "competitive": "Copa (competitive mode on)",
+        "fixed": "Copa, delta fixed at 0.5",
+        "cubic": "CUBIC in Copa's place (CUBIC against CUBIC)",
+    }
+    for i, (mode, label) in enumerate(labels.items()):
         sub = df[df["mode"] == mode]
-        label = "Copa (competitive mode on)" if mode == "competitive" else "Copa, delta fixed at 0.5"
-        _dots(ax, xs, [sub[sub["buffer_bdp"] == b]["copa_share"].tolist() for b in buffers], f"C{i}", label)
+        if len(sub):
+            _dots(ax, xs, [sub[sub["buffer_bdp"] == b]["first_share"].tolist() for b in buffers], f"C{i}", label)
     ax.axhline(SCAVENGER_SHARE, color="k", lw=0.8, ls=":", label=f"{SCAVENGER_SHARE:g}: low throughput")
     ax.set_xticks(xs, [f"{b:g}" for b in buffers])
     ax.set_xlabel("buffer (BDP)")
-    ax.set_ylabel("Copa's share of the two flows (second half)")
+    ax.set_ylabel("first flow's share of the two (second half)")
     ax.set_ylim(0, 1)
     ax.set_title("one Copa and one CUBIC flow, 50 Mbit/s, 40 ms", fontsize=9)
     ax.grid(True, alpha=0.3)
@@ -149,9 +178,9 @@ def f1_figure(c: Campaign) -> Any:
 
 
 def f1_judge(values: Mapping[str, Values]) -> list[Part]:
-    """The paper's two statements (Arun and Balakrishnan, NSDI 2018: abstract, sections 2.2, 5.7
-    and 7), on Copa's share of the two flows' rate at the bottleneck over 30-60 s, averaged over
-    the repeats at each buffer.
+    """The paper's statements (Arun and Balakrishnan, NSDI 2018: abstract, sections 2.2, 5.7 and
+    7), on Copa's share of the two flows' rate at the bottleneck over 30-60 s and on the CUBIC
+    flow's rate there, averaged over the repeats at each buffer.
 
     * Copa co-exists well with Cubic (abstract; section 1, result 6; section 5.7): with its
       competitive mode, at every buffer Copa's share lies in [1/3, 2/3], neither flow getting more
@@ -174,6 +203,19 @@ def f1_judge(values: Mapping[str, Values]) -> list[Part]:
       Cubic's 0.99 (a share near a third), which this threshold would not call low. The threshold
       stands as fixed before the results: the abstract states the low throughput as a fact about
       such schemes, and a fifth of an even split is what "low" is read as throughout these presets.
+    * Cubic flows got no less than against other Cubic flows (section 5.7, Figure 10): at every
+      buffer, the CUBIC flow's mean rate (over the repeats) against Copa with its competitive mode
+      is at least 0.9 of the mean rate of the CUBIC flow starting in 0-1 s against a CUBIC flow
+      starting at 0 (the same flow, start rule and window, with CUBIC in Copa's place). The paper's
+      own numbers are equal within its plot: Cubic beside Copa 0.85 of its fair share, Cubic
+      against Cubic 0.86 and 0.84, each read to +-0.05, that is about 6 % of 0.85, so a ratio of
+      readings could lie near 0.88 while the plot showed them equal; "no less" is read as at most
+      a tenth less, that reading precision and a few per cent of the spread of 3 repeats, and a
+      CUBIC flow that lost more than that to Copa got less. Judged at every buffer, as the
+      co-existence part is (the paper's single average over random networks is shown as the mean
+      over the buffers, not judged): the buffer sweep shows where the claim holds, and both parts
+      of the co-existence claim are tested the same way. Fixed before the campaign with the
+      CUBIC-against-CUBIC runs was run; values stored without those runs fail this part.
     """
     rows = values["F1"]["runs"]
     buffers = sorted({float(r["buffer_bdp"]) for r in rows})
@@ -183,6 +225,24 @@ def f1_judge(values: Mapping[str, Values]) -> list[Part]:
     ok_comp = bool(comp) and all(FAIR_LO <= v <= FAIR_HI for v in comp.values())
     ok_fixed = bool(judged) and all(fixed[b] <= SCAVENGER_SHARE for b in judged)
     shown = ", ".join(f"{b:g} BDP {fixed[b]:.2f} (not judged)" for b in buffers if b < 1.0)
+    vs_copa = {b: mean_where(rows, "cubic_bps", mode="competitive", buffer_bdp=b) for b in buffers}
+    vs_cubic = {b: mean_where(rows, "cubic_bps", mode="cubic", buffer_bdp=b) for b in buffers}
+    ratios = {b: vs_copa[b] / vs_cubic[b] for b in buffers if vs_cubic[b] > 0 and math.isfinite(vs_copa[b])}
+    ok_cubic = bool(buffers) and len(ratios) == len(buffers) and all(x >= NO_LESS for x in ratios.values())
+    if not any(r.get("mode") == "cubic" for r in rows):
+        cubic_text = "no CUBIC-against-CUBIC runs to compare with (values measured before they were added)"
+    elif not ratios:
+        cubic_text = "no buffer with both competitive-mode Copa runs and CUBIC-against-CUBIC runs"
+    else:
+        missing = [b for b in buffers if b not in ratios]
+        mbit = {b: f"{vs_copa[b] / 1e6:.1f}/{vs_cubic[b] / 1e6:.1f}" for b in ratios}
+        cubic_text = (
+            f"CUBIC's rate against Copa over its rate against CUBIC by buffer (BDP): {_fmt(ratios)} (threshold at "
+            f"least {NO_LESS:g} at every buffer); Mbit/s against Copa/against CUBIC: "
+            + ", ".join(f"{b:g}: {v}" for b, v in mbit.items())
+            + f"; the mean over the buffers (not judged): {statistics.fmean(ratios.values()):.2f}"
+            + (f"; no pair of runs at {', '.join(f'{b:g}' for b in missing)} BDP" if missing else "")
+        )
     return [
         Part(
             "with its competitive mode Copa co-exists well with CUBIC (abstract)",
@@ -198,6 +258,7 @@ def f1_judge(values: Mapping[str, Values]) -> list[Part]:
             f"Copa's share by buffer: {_fmt({b: fixed[b] for b in judged})} (threshold at most {SCAVENGER_SHARE:g} "
             f"at 1 BDP and more){'; ' + shown if shown else ''}",
         ),
+        Part("CUBIC got no less against Copa than against CUBIC (section 5.7, Figure 10)", ok_cubic, cubic_text),
     ]
 
 
