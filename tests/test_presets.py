@@ -189,6 +189,16 @@ def test_e_series_fits_the_emulation_backend(preset_id: str) -> None:
         check_spec(run.spec)
 
 
+def test_testbed_presets_give_the_bottleneck_a_clock_tick_of_jitter() -> None:
+    """The README's phase-effects rule: every preset whose paper ran on a testbed delays each packet
+    at the bottleneck by up to 1 ms (uniform, order kept), its stand-in for the testbed's timing."""
+    testbed = [p for p in PRESETS if p.testbed]
+    assert {p.id for p in testbed} == {"A2", "A3", *(f"B{i}" for i in range(1, 8)), "C1", "C2", "C3", "C4"}
+    for p in testbed:
+        bottleneck = p.document()["topology"]["bottleneck"]
+        assert bottleneck.get("jitter") == {"dist": "uniform", "max": "1ms"}, p.id
+
+
 @pytest.mark.parametrize("preset_id", ["B5", "C3"])
 def test_kernel_forms_fit_the_emulation_backend_with_the_26_cubic(
     preset_id: str, monkeypatch: pytest.MonkeyPatch
