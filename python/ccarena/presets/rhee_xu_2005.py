@@ -748,9 +748,11 @@ A_SERIES = [
         where="slide 24 (3.5 Evaluation Summary); setup slides 8-9 and 12-15 (3.1 Testbed, 3.2 TCP "
         "Friendliness, Dummynet); FAST: slide 23; BIC, HSTCP and STCP: slide 5 (2. Introduction, BIC function)",
         cause=(
-            "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not "
-            "given, so whether FAST gets less depends on a setting the paper leaves open (standard TCP's mean share "
-            "0.63 at alpha 10, 0.29 at 100, 0.20 at 200, over 5 repeats; with the testbed's hosts 0.68, 0.27, 0.18)"
+            "FAST: the share FAST leaves standard TCP falls as alpha grows, and the talk's small alpha is not given, "
+            "so whether FAST gets less depends on a setting the paper leaves open (standard TCP's mean share 0.75 at "
+            "alpha 10, 0.31 at 100, 0.22 at 200, over 5 repeats with the bottleneck's 1 ms of jitter, and 0.63, 0.29 "
+            "and 0.20 without it, the preset's form until 2026-11-27; with the testbed's hosts 0.76, 0.30 and 0.20, "
+            "and 0.68, 0.27 and 0.18 without the jitter)"
         ),
         figure=a2_figure,
         measure=a2_measure,
@@ -775,21 +777,21 @@ A_SERIES = [
         where="slide 24 (3.5 Evaluation Summary); setup slide 16 (3.3 RTT Fairness, Dummynet)",
         cause=(
             "H-TCP's RTT scaling. H-TCP as its authors designed it (Leith and Shorten, PFLDnet 2004) and as Linux "
-            "runs it by default scales its increase by the flow's minimum RTT over 100 ms, so that flows of "
-            "different RTTs grow alike in time. With it, in the simulator, H-TCP's mean |e| over the 5 repeats is "
-            "0.87 ± 0.07: the repeats do not separate it from CUBIC (2005)'s 0.78 ± 0.06 or from FAST's 0.79 ± 0.10 "
-            "at alpha 100 (differences under two standard errors of the difference), and it is fairer than FAST at "
-            "alpha 10, 1.14 ± 0.08, by 2.6 standard errors (BIC 2.29, HSTCP 2.92 and STCP 4.58 are clearly worse). "
-            "With the testbed's hosts the repeats separate H-TCP's 0.81 ± 0.05 from none of the three (0.75 ± 0.03, "
-            "0.85 ± 0.15 and 0.74 ± 0.10). "
-            "Without the scaling (`use_rtt_scaling = false`, the same 15 runs per form, not the preset) H-TCP's "
-            "|e| is 1.62 ± 0.05 (1.52 ± 0.03 with the testbed's hosts), and CUBIC and FAST at both alphas are "
-            "fairer than it by more than two standard errors. The talk does not say whether its H-TCP scaled by "
-            "RTT, and H-TCP being less fair is ccarena's reading of the summary's silence, not a measurement the "
-            "talk reports. With 1 ms of per-packet jitter at the bottleneck (uniform, order kept; the campaign otherwise as "
-            "stored, not the preset) FAST at alpha 10 is much fairer, |e| 0.77 ± 0.07 (1.14 ± 0.08 without), beside "
-            "H-TCP's 0.80 ± 0.05 and CUBIC (2005)'s 0.78 ± 0.08: its 1.14 is the simulator's exact timing, not "
-            "FAST's; the verdict is the same"
+            "runs it by default scales its increase by the flow's minimum RTT over 100 ms, so that flows of different"
+            " RTTs grow alike in time. With it, in the simulator, H-TCP's mean |e| over the 5 repeats is 0.80 ± 0.05:"
+            " the repeats do not separate it from CUBIC (2005)'s 0.78 ± 0.08 or from FAST's 0.77 ± 0.07 at alpha 10 "
+            "and 0.72 ± 0.10 at alpha 100 (differences under two standard errors of the difference); BIC 2.09, HSTCP "
+            "2.68 and STCP 3.92 are clearly worse. With the testbed's hosts (`--backend host`: 1 Gbit/s NICs and "
+            "Linux 2.6's 64 KB TSO bursts for the flows, background traffic still smooth) and the jitter the repeats "
+            "separate H-TCP's 0.82 ± 0.05 from none of the three (CUBIC (2005) 0.75 ± 0.08, FAST 0.64 ± 0.11 and 0.67"
+            " ± 0.09; without the jitter 0.81 ± 0.05 against 0.75 ± 0.03, 0.85 ± 0.15 and 0.74 ± 0.10). Without the "
+            "scaling (`use_rtt_scaling = false`, 15 runs per form without the bottleneck's jitter, not the preset) "
+            "H-TCP's |e| is 1.62 ± 0.05 (1.52 ± 0.03 with the testbed's hosts), and CUBIC and FAST at both alphas are"
+            " fairer than it by more than two standard errors. The talk does not say whether its H-TCP scaled by RTT,"
+            " and H-TCP being less fair is ccarena's reading of the summary's silence, not a measurement the talk "
+            "reports. Without the 1 ms of jitter at the bottleneck (the preset's form until 2026-11-27) FAST at alpha"
+            " 10 gave 1.14 ± 0.08, less fair than H-TCP's 0.87 ± 0.07 by 2.6 standard errors, with the same verdict: "
+            "that 1.14 was the simulator's exact timing, not FAST's"
         ),
         figure=a3_figure,
         measure=a3_measure,
