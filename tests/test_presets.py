@@ -191,11 +191,9 @@ def test_e_series_fits_the_emulation_backend(preset_id: str) -> None:
 
 def test_testbed_presets_give_the_bottleneck_a_clock_tick_of_jitter() -> None:
     """The README's phase-effects rule: every preset whose paper ran on a testbed delays each packet
-    at the bottleneck by up to 1 ms (uniform, order kept), its stand-in for the testbed's timing;
-    B1's grid (figure only) runs without it, as its stored 960 runs did."""
-    testbed = [p for p in PRESETS if p.testbed and p.id != "B1"]
-    assert {p.id for p in testbed} == {"A2", "A3", *(f"B{i}" for i in range(2, 8)), "C1", "C2", "C3", "C4"}
-    assert "jitter" not in get("B1").document()["topology"]["bottleneck"]
+    at the bottleneck by up to 1 ms (uniform, order kept), its stand-in for the testbed's timing."""
+    testbed = [p for p in PRESETS if p.testbed]
+    assert {p.id for p in testbed} == {"A2", "A3", *(f"B{i}" for i in range(1, 8)), "C1", "C2", "C3", "C4"}
     for p in testbed:
         bottleneck = p.document()["topology"]["bottleneck"]
         assert bottleneck.get("jitter") == {"dist": "uniform", "max": "1ms"}, p.id
