@@ -456,3 +456,22 @@ def test_a_background_path_needs_a_network() -> None:
            "background": {"udp": [{"rate": "1Mbps", "path": ["forward"]}]}}  # fmt: skip
     with pytest.raises(SpecError, match=re.escape('background.udp[0].path: only with topology.kind = "parking_lot"')):
         ccarena.load_spec(doc)
+
+
+def test_background_sources_with_paths_of_different_lengths_keep_their_own_slots() -> None:
+    """A finished transfer's slot is reused only by a transfer whose route has as many links each way:
+    web sessions across one hop and across all three of a lot run side by side (a reused slot of the
+    one-hop source once took a three-hop route and overran its delay lines)."""
+    doc = bg_lot()
+    doc["background"] = {"web": [{"sessions": 20, "path": ["hop2"], "rtt": "40ms"},
+                                 {"sessions": 20, "path": ["hop1", "hop2", "hop3"], "rtt": "80ms"}]}  # fmt: skip
+    r = ccarena.run(doc)
+    sources = {s["name"]: s for s in r.summary["sources"]}
+    assert sources["web0"]["completed"] > 100 and sources["web1"]["completed"] > 100
+    links = {link["name"]: link for link in r.summary["links"]}
+    flows = {name: sum(f["link_bytes"].get(name, 0) for f in r.summary["flows"]) for name in links}
+    # hop1 and hop3 carry web1's data beside the flows' (web0 crosses hop2 only).
+    for name in ("hop1", "hop3"):
+        assert links[name]["tx_bytes"] > flows[name], name
+    c = r.summary["conservation"]
+    assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]

@@ -127,7 +127,9 @@ pub struct Simulator {
     flows: Vec<Flow>,
     /// Number of foreground flows (slots 0..n_fg).
     n_fg: usize,
-    free_slots: Vec<u32>,
+    /// Released background slots, by the shape of their lines (data and ACK
+    /// lines): a slot is reused only for a route of as many links each way.
+    free_slots: Vec<((u8, u8), Vec<u32>)>,
     live_slots: usize,
     peak_slots: usize,
     tcp_sources: Vec<TcpSourceState>,
@@ -431,12 +433,13 @@ impl Simulator {
         }
     }
 
-    /// Takes a free flow slot (background slots: a one-link route each way),
-    /// or makes a new one for routes of `data` and `ack` links.
+    /// Takes a free flow slot made for routes of `data` and `ack` links, or
+    /// makes a new one.
     fn alloc_slot(&mut self, data: usize, ack: usize) -> u32 {
         self.live_slots += 1;
         self.peak_slots = self.peak_slots.max(self.live_slots);
-        if let Some(s) = self.free_slots.pop() {
+        let shape = ((data + 1) as u8, (ack + 1) as u8);
+        if let Some(s) = self.free_slots.iter_mut().find(|(k, _)| *k == shape).and_then(|(_, v)| v.pop()) {
             return s;
         }
         let id = self.flows.len() as u32;
@@ -641,7 +644,11 @@ impl Simulator {
         if fl.closing && fl.in_network == 0 {
             fl.closing = false;
             fl.transfer = None;
-            self.free_slots.push(slot);
+            let shape = (fl.n_data, fl.n_ack);
+            match self.free_slots.iter_mut().find(|(k, _)| *k == shape) {
+                Some((_, v)) => v.push(slot),
+                None => self.free_slots.push((shape, vec![slot])),
+            }
             self.live_slots -= 1;
         }
     }
