@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,7 +23,7 @@ import pytest
 import scipy.integrate
 import scipy.stats
 from ccarena import cli, run
-from ccarena.spec import load_spec, size_mean
+from ccarena.spec import SpecError, load_spec, size_mean
 
 SURGE = {"body": 0.93, "mu": 9.357, "sigma": 1.328, "tail_min": 133_000.0, "tail_shape": 1.1}
 
@@ -366,3 +367,69 @@ def test_gilbert_loss_needs_its_probabilities() -> None:
     exp["topology"]["bottleneck"]["loss"] = {"model": "gilbert", "p_gb": 0.1}
     with pytest.raises(Exception, match=r"^topology\.bottleneck\.loss\.p_bg: required"):
         load_spec(exp)
+
+
+# ---------------------------------------------------------------------------
+# The sources' sending hosts
+
+
+def hosted_web(host: dict[str, Any] | None) -> dict[str, Any]:
+    """20 bidirectional web sessions of Pareto sizes (mean 100 packets) beside a Reno flow at 100 Mbit/s,
+    their senders behind 1 Gbit/s NICs (``host``) or not; packets logged from 2 s to 10 s."""
+    web: dict[str, Any] = {"sessions": 20, "think": "500ms", "bidirectional": True,
+                           "sizes": {"dist": "pareto", "mean": "100pkts", "shape": 1.2}}  # fmt: skip
+    if host is not None:
+        web["host"] = host
+    return experiment("10s", rtt="40ms", seed=1, flows=[{"cc": "reno"}], background={"web": [web]},
+                      measure={"trace": False, "packets": ["2s", "10s"]})  # fmt: skip
+
+
+def nic_gaps(packets: Any, link: str) -> np.ndarray:
+    """For each background data packet arriving at ``link`` after the previous one of its transfer:
+    the gap between their arrivals less the later one's time on a 1 Gbit/s wire, ns."""
+    log = packets[(packets["event"] == "enqueue") & (packets["link"] == link) & packets["transfer"].notna()]
+    log = log[log["direction"] == "data"].sort_values(["transfer", "time_ns"], kind="stable")
+    t = log["time_ns"].to_numpy().astype(np.int64)
+    wire_ns = log["size_bytes"].to_numpy().astype(np.int64) * 8  # at 1 Gbit/s, 1 bit per ns
+    same = log["transfer"].to_numpy()[1:] == log["transfer"].to_numpy()[:-1]
+    return (np.diff(t) - wire_ns[1:])[same]
+
+
+def test_a_source_s_host_puts_its_transfers_behind_one_nic_per_direction(tmp_path: Path) -> None:
+    """``host`` on a web source: its forward transfers share one access link (``access_web0``) and its
+    reverse ones another (``access_web0_rev``), each at the NIC's rate. Every background data packet
+    reaching the bottleneck crossed the forward one first, so no two of a transfer's packets arrive
+    closer than one packet's time at 1 Gbit/s; without the host the initial window arrives at once.
+    With TSO (the host's default) a 64 KB super-packet, 45 segments, lands in the host queue at once."""
+    hosted = run(hosted_web({"nic": "1Gbps"}), out=tmp_path / "hosted", figure=False)
+    smooth = run(hosted_web(None), out=tmp_path / "smooth", figure=False)
+    links = {link["name"]: link for link in hosted.summary["links"]}
+    assert {"access_web0", "access_web0_rev"} <= set(links)
+    for name in ("access_web0", "access_web0_rev"):
+        assert links[name]["rate_bps"] == 1e9 and links[name]["tx_bytes"] > 0, name
+    assert hosted.packets is not None and smooth.packets is not None
+    at_nic = hosted.packets[hosted.packets["link"] == "access_web0"]
+    assert at_nic["flow"].isna().all() and (at_nic["direction"] == "data").all()
+    gaps = nic_gaps(hosted.packets, "forward")
+    assert len(gaps) > 1000 and gaps.min() >= 0
+    assert nic_gaps(smooth.packets, "forward").min() < 0
+    assert links["access_web0"]["max_backlog_pkts"] >= 44
+    c = hosted.summary["conservation"]
+    assert c["created"] == c["delivered"] + c["dropped"] + c["queued"] + c["in_flight"]
+
+
+def test_a_source_s_host_resolves_and_its_mistakes_name_the_field() -> None:
+    spec = load_spec(hosted_web({"nic": "1Gbps", "txqueuelen": 100}))
+    src = spec.engine["tcp_sources"][0]
+    assert src["access"] == {"rate_bps": 1_000_000_000, "queue_pkts": 100}
+    assert src["tso"]["max_segs"] == 45
+    assert spec.resolved["background"]["web"][0]["host"]["nic"] == "1Gbps"
+    assert "host" not in load_spec(hosted_web(None)).resolved["background"]["web"][0]
+    # A paced source sends segment by segment: an access link, no TSO.
+    paced = hosted_web({"nic": "1Gbps"})
+    paced["background"]["web"][0]["pacing"] = True
+    assert "tso" not in load_spec(paced).engine["tcp_sources"][0]
+    with pytest.raises(SpecError, match=re.escape("background.web[0].host.nic: required")):
+        load_spec(hosted_web({"txqueuelen": 10}))
+    with pytest.raises(SpecError, match=re.escape("background.web[0].host.colour: unknown key")):
+        load_spec(hosted_web({"nic": "1Gbps", "colour": "red"}))

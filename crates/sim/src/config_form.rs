@@ -433,7 +433,7 @@ pub enum AppKind {
 }
 
 /// A TSO host as written (`max_defer_ns` in ns, the engine keeps ps).
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TsoForm {
     pub max_segs: u32,

@@ -19,11 +19,12 @@ use crate::rng::Rng;
 use crate::service::{self, PortOwner};
 use crate::tcp::rcvwnd::RcvWindow;
 use crate::tcp::receiver::Receiver;
-use crate::tcp::sender::{App, PeerWindow, Recovery, Sender, SenderConfig, T_APP, T_PACE, T_RTO};
+use crate::tcp::sender::{App, PeerWindow, Recovery, Sender, SenderConfig, Tso, T_APP, T_PACE, T_RTO};
 use crate::trace::{Columns, FlowRow, FlowTrace, LinkTrace, QueueTrace};
 use crate::traffic::{exponential, Arrivals, Direction, Loss, TcpSource, UdpPattern, UdpSource};
 use crate::{
-    Config, Conservation, FlowStats, LinkConfig, LinkStats, Output, QueueStats, Route, SourceStats, TransferRecord,
+    AccessLink, Config, Conservation, FlowStats, LinkConfig, LinkStats, Output, QueueStats, Route, SourceStats,
+    TransferRecord,
 };
 use cc::{CongestionControl, MAX_METRICS};
 
@@ -87,6 +88,9 @@ struct TcpSourceState {
     cfg: TcpSource,
     rng: Rng,
     stats: SourceStats,
+    /// Its host's access link for forward and for reverse transfers, if any.
+    access: [Option<u32>; 2],
+    tso: Option<Tso>,
 }
 
 struct UdpSourceState {
@@ -280,18 +284,28 @@ impl Simulator {
             sim.network = true;
             for (i, f) in cfg.flows.iter().enumerate() {
                 let Some(a) = f.access else { continue };
-                let nic = LinkConfig {
-                    rate_bps: a.rate_bps,
-                    delay_ns: 0,
-                    limit: QueueLimit::Packets(a.queue_pkts),
-                    loss: 0.0,
-                    loss_model: None,
-                    qdisc: Default::default(),
-                    model: Default::default(),
-                };
                 sim.routes[i].data.insert(0, sim.ports.len() as u32);
-                sim.add_link(&nic, format!("access{i}"));
+                sim.add_link(&access_link(a), format!("access{i}"));
             }
+        }
+        // Then background sources' hosts: one access link per direction a source sends in.
+        let mut source_access = Vec::with_capacity(cfg.tcp_sources.len());
+        for s in &cfg.tcp_sources {
+            let mut access = [None; 2];
+            if let Some(a) = s.access {
+                sim.network = true;
+                let ways: &[usize] = match (s.route.is_some(), s.direction) {
+                    (true, _) | (false, Direction::Forward) => &[0],
+                    (false, Direction::Reverse) => &[1],
+                    (false, Direction::Both) => &[0, 1],
+                };
+                for &w in ways {
+                    access[w] = Some(sim.ports.len() as u32);
+                    let name = if w == 0 { format!("access_{}", s.name) } else { format!("access_{}_rev", s.name) };
+                    sim.add_link(&access_link(a), name);
+                }
+            }
+            source_access.push(access);
         }
         for (i, f) in cfg.flows.iter().enumerate() {
             let cc = cc::build(&f.cc, &f.params).map_err(|e| match e.param {
@@ -360,6 +374,8 @@ impl Simulator {
                     active_to_ns: s.stop_ns.unwrap_or(cfg.duration_ns).min(cfg.duration_ns),
                     ..SourceStats::default()
                 },
+                access: source_access[i],
+                tso: s.tso.clone().map(Tso::from),
             };
             let start = ns(s.start_ns);
             match s.arrivals {
@@ -571,13 +587,16 @@ impl Simulator {
             Direction::Both => st.rng.uniform() < 0.5,
         };
         // A transfer's RTT covers the propagation of its own links.
-        let (route, rtt) = match &st.cfg.route {
+        let (mut route, rtt) = match &st.cfg.route {
             None => (dumbbell_route(reverse), rtt.max(2 * self.link_delay[FWD])),
             Some(r) => {
                 let one_way = |links: &[u32]| links.iter().map(|&l| self.link_delay[l as usize]).sum::<Time>();
                 (r.clone(), rtt.max(2 * one_way(&r.data).max(one_way(&r.ack))))
             }
         };
+        if let Some(a) = st.access[reverse as usize] {
+            route.data.insert(0, a);
+        }
         let c = &st.cfg;
         let cc = cc::build(&c.cc, &c.params).expect("checked when the source was built");
         let scfg = SenderConfig {
@@ -585,6 +604,8 @@ impl Simulator {
             recovery: default_recovery(&c.cc),
             app: App::Fixed { bytes: size },
             ecn: c.ecn,
+            tso: st.tso,
+            tsq: c.access.and_then(|a| a.tsq),
             ..SenderConfig::bulk(c.mss, c.header_bytes, c.init_cwnd)
         };
         st.stats.offered_bytes += size;
@@ -1715,6 +1736,19 @@ pub fn run(cfg: &Config) -> Result<Output, String> {
 
 /// The dumbbell's route: data on the bottleneck and ACKs on the reverse
 /// link, or the other way round for a reverse flow.
+/// A sender's access link: its NIC's rate, no delay, a packet-counted FIFO.
+fn access_link(a: AccessLink) -> LinkConfig {
+    LinkConfig {
+        rate_bps: a.rate_bps,
+        delay_ns: 0,
+        limit: QueueLimit::Packets(a.queue_pkts),
+        loss: 0.0,
+        loss_model: None,
+        qdisc: Default::default(),
+        model: Default::default(),
+    }
+}
+
 fn dumbbell_route(reverse: bool) -> Route {
     let (data, ack) = if reverse { (REV, FWD) } else { (FWD, REV) };
     Route { data: vec![data as u32], ack: vec![ack as u32], measure: data as u32 }

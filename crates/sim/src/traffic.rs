@@ -194,6 +194,15 @@ pub struct TcpSource {
     /// `None` for the bottleneck and its reverse link as `direction` says.
     #[serde(default)]
     pub route: Option<crate::Route>,
+    /// The sending host's access link (a NIC and its queue), one per
+    /// direction the source sends in, shared by all of its transfers that
+    /// way, in front of their route; `None`: they feed the route directly.
+    #[serde(default)]
+    pub access: Option<crate::AccessLink>,
+    /// Its transfers send as Linux with TCP segmentation offload does (see
+    /// [`crate::FlowConfig::tso`]); `None`: segment by segment.
+    #[serde(default)]
+    pub tso: Option<crate::config_form::TsoForm>,
 }
 
 /// How an unresponsive source spaces its packets.

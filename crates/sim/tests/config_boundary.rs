@@ -207,6 +207,8 @@ fn tcp_source() -> impl Strategy<Value = TcpSource> {
             start_ns: start_ns / 10,
             stop_ns: None,
             route: None,
+            access: None,
+            tso: None,
         },
     )
 }

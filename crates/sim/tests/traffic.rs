@@ -22,6 +22,8 @@ fn web(arrivals: Arrivals, direction: Direction) -> TcpSource {
         start_ns: 0,
         stop_ns: None,
         route: None,
+        access: None,
+        tso: None,
     }
 }
 

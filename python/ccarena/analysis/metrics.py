@@ -651,6 +651,7 @@ def _has_network(eng: EngineConfig) -> bool:
     return (
         eng.network is not None
         or any(f.access is not None for f in eng.flows)
+        or any(s.access is not None for s in eng.tcp_sources)
         or any(link.model for link in links)
     )
 
@@ -667,7 +668,7 @@ def link_stats(
     names = list((net.names if net is not None else None) or ["forward", "reverse"])
     out = []
     for i, link in enumerate(raw["links"]):
-        if i >= len(engine_links):  # a sender's access link (flows.host), made by the engine
+        if i >= len(engine_links):  # a sender's access link (flows.host, background.*.host), made by the engine
             engine_links.append(EngineConfig.of("LinkConfig", {"rate_bps": link["rate_bps"]}, f"access{i}"))
             names.append(str(link["name"]))
         rate = int(link["rate_bps"])

@@ -154,10 +154,21 @@ _EMPTY: dict[str, tuple[str, bytes]] = {
 
 def link_names(spec: Spec) -> Sequence[str]:
     """The names of the engine's links of an experiment: ``forward`` and ``reverse``, or a network's;
-    then the senders' access links (``flows.host``), ``access<flow>``, as the engine adds them."""
+    then the senders' access links as the engine adds them: the flows' (``flows.host``),
+    ``access<flow>``, then the background sources' (``background.*.host``), ``access_<source>`` for
+    forward transfers and ``access_<source>_rev`` for reverse ones."""
     network = spec.engine.network
     base = tuple(network.names) if network is not None else LINKS
-    return base + tuple(f"access{i}" for i, f in enumerate(spec.engine.flows) if f.access is not None)
+    flows = tuple(f"access{i}" for i, f in enumerate(spec.engine.flows) if f.access is not None)
+    sources: list[str] = []
+    for s in spec.engine.tcp_sources:
+        if s.access is None:
+            continue
+        if s.route is not None or s.direction in ("forward", "both"):
+            sources.append(f"access_{s.name}")
+        if s.route is None and s.direction in ("reverse", "both"):
+            sources.append(f"access_{s.name}_rev")
+    return base + flows + tuple(sources)
 
 
 def packets_table(columns: Mapping[str, tuple[str, bytes]], links: Sequence[str] = LINKS) -> pa.Table:

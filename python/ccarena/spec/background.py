@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import fields as F
 from .distributions import rtt_dist, size_dist, size_mean, start_stop
 from .errors import SpecError
+from .host import host
 from .schema import BACKGROUND, DIRECTIONS, ONOFF, UDP, UDP_PATTERNS, WEB
 from .tcp import TcpDefaults, ecn_setting, init_cwnd, mss
 from .units import describe, format_bytes, format_rate, format_time
@@ -134,6 +135,9 @@ def _tcp_source_common(
     resolved.update({"mss": mss_, "init_cwnd": icw, "pacing": pacing})
     if ecn:
         resolved["ecn"] = True
+    h = host(t["host"], F.join(path, "host")) if "host" in t else None
+    if h is not None:
+        resolved["host"] = h.resolved()
     engine: dict[str, Any] = {
         "rtt": e_rtt,
         "direction": direction,
@@ -147,6 +151,7 @@ def _tcp_source_common(
         "start_ns": start_ns,
         "stop_ns": stop_ns,
         **(route.engine if route is not None else {}),
+        **(h.engine(mss_, pacing) if h is not None else {}),
     }
     return resolved, engine
 

@@ -449,6 +449,9 @@ _SOURCE_TCP: dict[str, Field] = {
     "path": Field("names", "in a parking lot or a list of links: the links its transfers' data cross "
                   "(default: the measured link)"),
     "ack_path": Field("names", "with path: the links the ACKs cross (default: the twins of path, last first)"),
+    "host": Field("table", "the sending hosts: one per direction the source sends in, its transfers sharing its "
+                  "NIC and host queue, each sending with its TSO (see flows.host; tcp.host does not apply; default: "
+                  "none)", table=HOST),
 }
 
 WEB = _t(
