@@ -170,7 +170,7 @@ def f1_figure(c: Campaign) -> Any:
     ax.set_xlabel("buffer (BDP)")
     ax.set_ylabel("first flow's share of the two (second half)")
     ax.set_ylim(0, 1)
-    ax.set_title("one Copa and one CUBIC flow, 50 Mbit/s, 40 ms", fontsize=9)
+    ax.set_title("a first flow (Copa, or CUBIC) and a CUBIC flow, 50 Mbit/s, 40 ms", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
