@@ -167,8 +167,8 @@ def test_a1_each_part_can_fail(tweak: Callable[[str, float, float], float | None
 
 @pytest.mark.parametrize("values", [a1_values, a2_values])
 def test_a1_a2_unjudged_values_do_not_decide(values: Callable[..., dict[str, Any]]) -> None:
-    """The long-RTT ranking (ccarena's inference, b1 of issue 27's review) and FAST at alpha 200
-    are reported in the numbers but no longer decide the verdict."""
+    """The long-RTT ranking (where the talk does not stress the named variants' friendliness) and
+    FAST at alpha 200 are reported in the numbers but do not decide the verdict."""
     pid = next(iter(values()))
     # HSTCP friendlier than CUBIC and H-TCP at long RTT, and FAST at 200 taking most of the link.
     tweak = lambda a, r, o: 0.29 if a == "highspeed" and r > 0.05 else 0.1 if a == FAST_200 else None
@@ -176,7 +176,7 @@ def test_a1_a2_unjudged_values_do_not_decide(values: Callable[..., dict[str, Any
     assert v.word == "reproduced", v.measured()
     assert not any("STCP at long RTT" in p.name for p in v.parts)
     text = v.measured()
-    assert "not judged (ccarena's inference" in text and "not both CUBIC and H-TCP" in text
+    assert "not judged (the talk stresses short RTTs" in text and "not both CUBIC and H-TCP" in text
     assert "not judged: alpha 200 (the Gbit/s value) 0.10" in text
 
 

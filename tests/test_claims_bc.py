@@ -320,8 +320,8 @@ def b6_rows(rate: float, ratios: dict[float, tuple[float, float]], pair: str = "
     return [r for off, (a, z) in ratios.items() for r in rtt_rows(pair, pair, a, z, rate, offset_s=off, **kw)]
 
 
-# the reviewer's reruns of B6's file (issue 27, a5): at 1 Mbit/s the split moves with the start times, at
-# 250 Mbit/s it stays within 1.12-1.35
+# splits of the shape B6's file gave without jitter, one run per start time: at 1 Mbit/s the split moves
+# with the start times, at 250 Mbit/s it stays within 1.12-1.35
 SMALL = {10: (0.60, 0.53), 20: (0.53, 0.60), 30: (0.53, 0.92), 45: (1.24, 0.53)}
 LARGE = {10: (1.12, 1.19), 20: (1.15, 1.16), 30: (1.12, 1.35), 45: (1.19, 1.12)}
 
