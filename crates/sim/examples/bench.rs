@@ -69,7 +69,10 @@ fn scenario(flows: usize, rate_bps: u64, rtt_ms: u64, secs: u64, trace: bool) ->
 /// every 5 ms on the reverse link, hosts (1 Gbit/s NICs, Linux 2.6 TSO),
 /// receivers that compress SACKs as Linux's since 4.18 (`tcp_comp_sack_nr` 44,
 /// 1 ms: the default of an experiment file), or receivers with Linux's
-/// receive window (`receive_window = "linux"`).
+/// receive window (`receive_window = "linux"`); or scenario a beside 200
+/// bidirectional web sessions of SURGE sizes (Reno, exponential RTTs of mean
+/// one-way 66 ms, 5 s think), their senders ideal (`web`) or behind one
+/// 1 Gbit/s NIC with Linux 2.6 TSO per direction (`webhost`).
 fn with_model(kind: &str) -> Config {
     use sim::linkmodel::{BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, TraceConfig, TraceMode};
     let mut c = scenario(2, 100_000_000, 100, 60, true);
@@ -98,6 +101,28 @@ fn with_model(kind: &str) -> Config {
                     era: Default::default(),
                 });
             }
+        }
+        "web" | "webhost" => {
+            let tso = sim::config_form::TsoForm { max_segs: 45, win_divisor: 3, max_defer_ns: 2_000_000, era: Default::default() };
+            c.tcp_sources.push(sim::TcpSource {
+                name: "web".into(),
+                arrivals: sim::Arrivals::Sessions { sessions: 200, off_mean_ns: 5_000_000_000 },
+                sizes: sim::SizeDist::surge(),
+                rtt: sim::RttDist::ExponentialOneWay { mean_one_way_ns: 66_000_000, min_rtt_ns: 0 },
+                direction: sim::Direction::Both,
+                cc: "reno".into(),
+                params: vec![],
+                mss: 1448,
+                header_bytes: 52,
+                init_cwnd: 10,
+                pacing: false,
+                ecn: false,
+                start_ns: 0,
+                stop_ns: None,
+                route: None,
+                access: (kind == "webhost").then_some(sim::AccessLink { rate_bps: 1_000_000_000, queue_pkts: 1000, tsq: None }),
+                tso: (kind == "webhost").then_some(tso),
+            });
         }
         "sack" => {
             for f in &mut c.flows {
@@ -174,7 +199,7 @@ fn main() {
     // Scenario a with each link model on, and with compressing receivers (see
     // `with_model`).
     .chain(
-        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host", "sack", "rwnd"]
+        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host", "sack", "rwnd", "web", "webhost"]
             .map(|k| (format!("a/{k}: scenario a with {k}"), with_model(k))),
     );
     println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
