@@ -78,13 +78,18 @@ fn with_model(kind: &str) -> Config {
     let mut c = scenario(2, 100_000_000, 100, 60, true);
     let m = &mut c.bottleneck.model;
     let bucket = BucketConfig { rate_bps: 90_000_000, burst_bytes: 100_000 };
-    let jitter = |reorder| JitterConfig { dist: Some(JitterDist::Uniform { max_ns: 1_000_000 }), reorder, delay_steps: vec![] };
+    let jitter =
+        |reorder| JitterConfig { dist: Some(JitterDist::Uniform { max_ns: 1_000_000 }), reorder, delay_steps: vec![] };
     match kind {
         "schedule" => m.capacity = Some(CapacityConfig::Schedule(vec![(0, 100_000_000), (30_000_000_000, 50_000_000)])),
         // 100 Mbit/s: 25 opportunities every 3 ms.
         "trace" => {
             let lines = (1..=3).flat_map(|ms| std::iter::repeat_n(ms, if ms == 3 { 9 } else { 8 })).collect();
-            m.capacity = Some(CapacityConfig::Trace(TraceConfig { opportunities_ms: lines, once: false, mode: TraceMode::Ideal }));
+            m.capacity = Some(CapacityConfig::Trace(TraceConfig {
+                opportunities_ms: lines,
+                once: false,
+                mode: TraceMode::Ideal,
+            }));
         }
         "jitter" => m.jitter = Some(jitter(false)),
         "reorder" => m.jitter = Some(jitter(true)),
@@ -103,7 +108,7 @@ fn with_model(kind: &str) -> Config {
             }
         }
         "web" | "webhost" => {
-            let tso = sim::config_form::TsoForm { max_segs: 45, win_divisor: 3, max_defer_ns: 2_000_000, era: Default::default() };
+            let tso = sim::TsoForm { max_segs: 45, win_divisor: 3, max_defer_ns: 2_000_000, era: Default::default() };
             c.tcp_sources.push(sim::TcpSource {
                 name: "web".into(),
                 arrivals: sim::Arrivals::Sessions { sessions: 200, off_mean_ns: 5_000_000_000 },
@@ -120,7 +125,11 @@ fn with_model(kind: &str) -> Config {
                 start_ns: 0,
                 stop_ns: None,
                 route: None,
-                access: (kind == "webhost").then_some(sim::AccessLink { rate_bps: 1_000_000_000, queue_pkts: 1000, tsq: None }),
+                access: (kind == "webhost").then_some(sim::AccessLink {
+                    rate_bps: 1_000_000_000,
+                    queue_pkts: 1000,
+                    tsq: None,
+                }),
                 tso: (kind == "webhost").then_some(tso),
             });
         }
@@ -199,8 +208,11 @@ fn main() {
     // Scenario a with each link model on, and with compressing receivers (see
     // `with_model`).
     .chain(
-        ["schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host", "sack", "rwnd", "web", "webhost"]
-            .map(|k| (format!("a/{k}: scenario a with {k}"), with_model(k))),
+        [
+            "schedule", "trace", "jitter", "reorder", "policer", "shaper", "acks", "host", "sack", "rwnd", "web",
+            "webhost",
+        ]
+        .map(|k| (format!("a/{k}: scenario a with {k}"), with_model(k))),
     );
     println!("{:<58} {:>14} {:>14} {:>10}", "scenario", "data pkts/s", "events/s", "engine s");
     for (name, cfg) in cases.filter(|(n, _)| only.is_empty() || only.iter().any(|o| n.starts_with(o.as_str()))) {

@@ -1,6 +1,7 @@
 //! The engine's configuration: a whole experiment fully resolved, as the
 //! front end (Python, or a Rust test) hands it to [`crate::Simulator`].
 
+use crate::host::AccessLink;
 use crate::linkmodel;
 use crate::net::QueueLimit;
 use crate::qdisc::QdiscConfig;
@@ -107,20 +108,6 @@ pub struct SackCompression {
     pub nr: u32,
     /// `net.ipv4.tcp_comp_sack_delay_ns` (Linux default 1 ms).
     pub delay_ns: u64,
-}
-
-/// A sender's access link: its NIC's rate and the queue in front of it
-/// (Linux's `txqueuelen`, 1000 packets on Ethernet), no propagation delay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AccessLink {
-    pub rate_bps: u64,
-    pub queue_pkts: u64,
-    /// TCP Small Queues (today's Linux): `tcp_limit_output_bytes`, the most
-    /// an unpaced sender keeps in this host queue and NIC (see
-    /// [`crate::tcp::sender::tsq_limit`]); `None`: no TSQ (Linux 2.6).
-    #[serde(rename = "tsq_bytes", default)]
-    pub tsq: Option<u64>,
 }
 
 /// The route of one flow: link indices (0 the bottleneck, 1 the reverse

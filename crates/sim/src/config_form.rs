@@ -24,12 +24,12 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::config::{AccessLink, FlowConfig, LinkConfig};
-use crate::event::PS_PER_NS;
+use crate::config::{FlowConfig, LinkConfig};
+use crate::host::{AccessLink, TsoForm};
 use crate::linkmodel::{BatchConfig, BucketConfig, CapacityConfig, JitterConfig, JitterDist, LinkModel, TraceConfig};
 use crate::net::QueueLimit;
 use crate::qdisc::QdiscConfig;
-use crate::tcp::sender::{App, Era, Recovery, Tso};
+use crate::tcp::sender::{App, Recovery, Tso};
 use crate::traffic::LossModel;
 
 /// Deserialises an absent-or-null value as the type's default (the front
@@ -430,30 +430,6 @@ pub enum AppKind {
     Fixed,
     /// At `app_rate_bps`.
     Rate,
-}
-
-/// A TSO host as written (`max_defer_ns` in ns, the engine keeps ps).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TsoForm {
-    pub max_segs: u32,
-    pub win_divisor: u32,
-    pub max_defer_ns: u64,
-    /// `linux-2.6` (default) or `linux-today`.
-    #[serde(default, deserialize_with = "null_default")]
-    pub era: Era,
-}
-
-impl From<TsoForm> for Tso {
-    fn from(f: TsoForm) -> Self {
-        Tso { max_segs: f.max_segs, win_divisor: f.win_divisor, max_defer: f.max_defer_ns * PS_PER_NS, era: f.era }
-    }
-}
-
-impl From<Tso> for TsoForm {
-    fn from(t: Tso) -> Self {
-        TsoForm { max_segs: t.max_segs, win_divisor: t.win_divisor, max_defer_ns: t.max_defer / PS_PER_NS, era: t.era }
-    }
 }
 
 /// A foreground flow as written.

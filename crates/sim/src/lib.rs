@@ -33,6 +33,7 @@ pub mod config;
 pub mod config_form;
 pub mod event;
 pub mod hist;
+pub mod host;
 pub mod linkmodel;
 pub mod net;
 pub mod output;
@@ -46,8 +47,9 @@ pub mod tcp;
 pub mod trace;
 pub mod traffic;
 
-pub use config::{AccessLink, Config, FlowConfig, LinkConfig, Network, Route, SackCompression};
+pub use config::{Config, FlowConfig, LinkConfig, Network, Route, SackCompression};
 pub use config_form::read_config;
+pub use host::{AccessLink, TsoForm};
 pub use net::QueueLimit;
 pub use output::{Conservation, FlowStats, LinkStats, Output, QueueStats, SourceStats, TransferRecord};
 pub use packet_log::PacketLog;

@@ -198,11 +198,11 @@ pub struct TcpSource {
     /// direction the source sends in, shared by all of its transfers that
     /// way, in front of their route; `None`: they feed the route directly.
     #[serde(default)]
-    pub access: Option<crate::AccessLink>,
+    pub access: Option<crate::host::AccessLink>,
     /// Its transfers send as Linux with TCP segmentation offload does (see
     /// [`crate::FlowConfig::tso`]); `None`: segment by segment.
     #[serde(default)]
-    pub tso: Option<crate::config_form::TsoForm>,
+    pub tso: Option<crate::host::TsoForm>,
 }
 
 /// How an unresponsive source spaces its packets.
