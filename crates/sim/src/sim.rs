@@ -1734,8 +1734,6 @@ pub fn run(cfg: &Config) -> Result<Output, String> {
     sim.finish(secs)
 }
 
-/// The dumbbell's route: data on the bottleneck and ACKs on the reverse
-/// link, or the other way round for a reverse flow.
 /// A sender's access link: its NIC's rate, no delay, a packet-counted FIFO.
 fn access_link(a: AccessLink) -> LinkConfig {
     LinkConfig {
@@ -1749,6 +1747,8 @@ fn access_link(a: AccessLink) -> LinkConfig {
     }
 }
 
+/// The dumbbell's route: data on the bottleneck and ACKs on the reverse
+/// link, or the other way round for a reverse flow.
 fn dumbbell_route(reverse: bool) -> Route {
     let (data, ack) = if reverse { (REV, FWD) } else { (FWD, REV) };
     Route { data: vec![data as u32], ack: vec![ack as u32], measure: data as u32 }
